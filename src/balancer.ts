@@ -1,0 +1,882 @@
+import { EventEmitter } from 'eventemitter3';
+import {
+  type AttemptRecord,
+  BalancerClosedError,
+  ConfigError,
+  isShardwiseError,
+  NoShardAvailableError,
+  PickerError,
+  PushBackError,
+  QueueFullError,
+  RetriesExhaustedError,
+  ShardRemovedError,
+  TimeoutError,
+} from './errors.js';
+import type { BalancerEvents } from './events.js';
+import { RetryBudget } from './health/budget.js';
+import { OutlierDetector } from './health/outlier.js';
+import { backoffDelay, provesNotSent, type ResolvedRetryOptions } from './health/retry.js';
+import {
+  type BalancerOptions,
+  checkShardList,
+  checkShardSpec,
+  checkTimeout,
+  type ResolvedOptions,
+  resolveOptions,
+} from './options.js';
+import { peakEwma } from './pickers/peak-ewma.js';
+import { type QueueNode, RunQueue } from './queue.js';
+import { entropyRandom, systemClock } from './runtime.js';
+import { Shard } from './shard.js';
+import type {
+  Clock,
+  EwmaOptions,
+  Key,
+  Picker,
+  PickRequest,
+  RandomSource,
+  ShardSpec,
+  ShardState,
+} from './types.js';
+import { bool, checkKnownKeys, checkObject, nonNegativeInt } from './validate.js';
+
+/** What a run's function receives besides the shard. */
+export interface RunContext {
+  /** Aborted when the attempt times out, the caller's signal aborts, or the balancer closes without drain. */
+  signal: AbortSignal;
+  /** 1 for the first try. */
+  attempt: number;
+}
+
+/** The work of a run: talk to `shard.target`, honour `ctx.signal`. */
+export type RunFn<T, R> = (shard: ShardState<T>, ctx: RunContext) => Promise<R>;
+
+/** Per-run options. */
+export interface RunOptions {
+  /** Routing key for hashing pickers (string or bytes). */
+  key?: Key;
+  /** Aborts the whole run: a queued run leaves the queue, a running one sees `ctx.signal` abort. */
+  signal?: AbortSignal;
+  /** Bound on one attempt, ms (overrides the balancer's). */
+  timeoutMs?: number;
+  /** The call may be repeated safely: failed attempts are retried on other shards (default false). */
+  idempotent?: boolean;
+  /** Bytes this run carries, counted in the shard's `bytesInFlight` (default 0). */
+  bytes?: number;
+}
+
+/** Options of {@link Balancer.wrap}. */
+export interface WrapOptions<A extends unknown[]> {
+  key?: (...args: A) => Key | undefined;
+  idempotent?: boolean;
+  bytes?: (...args: A) => number;
+}
+
+/** One shard in `stats()`. */
+export interface ShardStats {
+  id: string;
+  inFlight: number;
+  ewmaMs: number;
+  requests: number;
+  failures: number;
+  ejected: boolean;
+  ejections: number;
+  limit: number;
+}
+
+/** A plain snapshot of the balancer's figures. */
+export interface BalancerStats {
+  queued: number;
+  inFlight: number;
+  /** Runs that succeeded. */
+  completed: number;
+  /** Runs that rejected. */
+  failed: number;
+  /** Retry attempts started. */
+  retries: number;
+  /** Retries refused by the retry budget. */
+  budgetExhausted: number;
+  /** Keys sent past their first choice by a bounded-load picker. */
+  spills: number;
+  /** Panic mode is on (too few healthy shards: ejection ignored). */
+  panic: boolean;
+  shards: ShardStats[];
+}
+
+type RunState = 'queued' | 'running' | 'backoff' | 'settled';
+
+/** One admitted run. A class so every run has the same shape (one hidden class on the hot path). */
+class Run<T> implements QueueNode {
+  prev: QueueNode | undefined = undefined;
+  next: QueueNode | undefined = undefined;
+  queued = false;
+  state: RunState = 'queued';
+  attempt = 0;
+  /** Bumped when an attempt ends, so a late settlement of an old attempt is ignored. */
+  token = 0;
+  shard: Shard<T> | undefined = undefined;
+  controller: AbortController | undefined = undefined;
+  cancelTimer: (() => void) | undefined = undefined;
+  attemptStartMs = 0;
+  tried: Shard<T>[] | undefined = undefined;
+  records: AttemptRecord[] | undefined = undefined;
+  onAbort: (() => void) | undefined = undefined;
+
+  constructor(
+    readonly fn: RunFn<T, unknown>,
+    readonly key: Key | undefined,
+    readonly signal: AbortSignal | undefined,
+    readonly timeoutMs: number,
+    readonly idempotent: boolean,
+    readonly bytes: number,
+    readonly admittedMs: number,
+    readonly resolve: (value: unknown) => void,
+    readonly reject: (error: unknown) => void,
+  ) {}
+}
+
+const RUN_OPTION_KEYS = ['key', 'signal', 'timeoutMs', 'idempotent', 'bytes'];
+const RESOLVED = Promise.resolve();
+
+/**
+ * Spreads runs across shards: admits them (or queues them, with backpressure), picks a shard when
+ * a slot is free, calls, measures, retries elsewhere, and settles every run exactly once.
+ *
+ * @example
+ * const balancer = new Balancer({ shards: [{ id: 'a', target: 'http://10.0.0.1' }], maxInFlightPerShard: 16 });
+ * for await (const record of records) {
+ *   await balancer.ready();
+ *   balancer.run((shard, { signal }) => post(shard.target, record, signal), { idempotent: true }).catch(report);
+ * }
+ * await balancer.drain();
+ */
+export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
+  readonly clock: Clock;
+  readonly random: RandomSource;
+  readonly picker: Picker;
+  readonly #options: ResolvedOptions;
+  readonly #ewma: EwmaOptions;
+  readonly #retry: ResolvedRetryOptions | false;
+  readonly #budget: RetryBudget | undefined;
+  readonly #outliers: OutlierDetector | undefined;
+  readonly #queue = new RunQueue<Run<T>>();
+  /** Runs that started an attempt and have not settled (running or backing off). */
+  readonly #active = new Set<Run<T>>();
+  readonly #request: PickRequest;
+  readonly #scratch: Shard<T>[] = [];
+  #shards: Shard<T>[] = [];
+  /** Members that cannot be offered now (at cap, or ejected outside panic). */
+  #blocked = 0;
+  #panic = false;
+  #inFlight = 0;
+  #pending = 0;
+  #closed = false;
+  #completed = 0;
+  #failed = 0;
+  #retries = 0;
+  #budgetExhausted = 0;
+  #offerEpoch = 0;
+  #offered = new Uint32Array(0);
+  #readyWait: { promise: Promise<void>; resolve: () => void } | undefined;
+  #drainWait: { promise: Promise<void>; resolve: () => void } | undefined;
+  readonly #removals = new Map<Shard<T>, () => void>();
+
+  constructor(options: BalancerOptions<T>, extraKnownOptions: readonly string[] = []) {
+    super();
+    this.#options = resolveOptions(options as BalancerOptions<unknown>, extraKnownOptions);
+    checkShardList('shards', options.shards);
+    this.clock = options.clock ?? systemClock;
+    this.random = options.random ?? entropyRandom();
+    this.picker = options.picker ?? peakEwma();
+    this.#ewma = this.picker.ewma ?? {};
+    this.#retry = this.#options.retry;
+    this.#budget =
+      this.#retry !== false && this.#retry.budget !== false
+        ? new RetryBudget(this.#retry.budget, this.clock)
+        : undefined;
+    const health = this.#options.health;
+    this.#outliers =
+      health === false
+        ? undefined
+        : new OutlierDetector(health, {
+            clock: this.clock,
+            members: () => this.#shards,
+            healthChanged: (shard, change, durationMs) =>
+              this.#healthChanged(shard as Shard<T>, change, durationMs),
+          });
+    this.#request = { key: undefined, attempt: 1, random: this.random, totalInFlight: 0 };
+    this.#install(options.shards.map((spec, i) => this.#newShard(spec, i)));
+  }
+
+  // ——— admission ———
+
+  /**
+   * Runs `fn` on a shard the picker chooses, when a slot is free. Resolves with `fn`'s value, or
+   * rejects once with: the caller's abort reason, `TimeoutError`, `QueueFullError`,
+   * `BalancerClosedError`, the error itself (not retried), or `RetriesExhaustedError` with every
+   * attempt.
+   */
+  run<R>(fn: RunFn<T, R>, options?: RunOptions): Promise<R> {
+    let key: Key | undefined;
+    let signal: AbortSignal | undefined;
+    let timeoutMs = this.#options.timeoutMs;
+    let idempotent = false;
+    let bytes = 0;
+    if (typeof fn !== 'function')
+      return Promise.reject(new ConfigError('fn', 'must be a function', fn));
+    if (options !== undefined) {
+      try {
+        checkObject('run options', options);
+        checkKnownKeys('run options', options, RUN_OPTION_KEYS);
+        key = options.key;
+        if (key !== undefined && typeof key !== 'string' && !(key instanceof Uint8Array)) {
+          throw new ConfigError('key', 'must be a string or a Uint8Array', key);
+        }
+        signal = options.signal;
+        if (signal !== undefined && !(signal instanceof AbortSignal)) {
+          throw new ConfigError('signal', 'must be an AbortSignal', signal);
+        }
+        if (options.timeoutMs !== undefined)
+          timeoutMs = checkTimeout('timeoutMs', options.timeoutMs);
+        if (options.idempotent !== undefined) idempotent = bool('idempotent', options.idempotent);
+        if (options.bytes !== undefined) bytes = nonNegativeInt('bytes', options.bytes);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
+    if (this.#closed) return Promise.reject(new BalancerClosedError());
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    const queueFirst = this.#queue.size > 0;
+    if (
+      queueFirst &&
+      this.#options.overflow === 'reject' &&
+      this.#queue.size >= this.#options.maxQueued
+    ) {
+      return Promise.reject(new QueueFullError(this.#options.maxQueued));
+    }
+    return new Promise<R>((resolve, reject) => {
+      const run = new Run<T>(
+        fn as RunFn<T, unknown>,
+        key,
+        signal,
+        timeoutMs,
+        idempotent,
+        bytes,
+        this.clock.now(),
+        resolve as (value: unknown) => void,
+        reject,
+      );
+      this.#pending++;
+      this.#budget?.deposit();
+      if (signal !== undefined) {
+        run.onAbort = () => this.#abortRun(run, signal.reason);
+        signal.addEventListener('abort', run.onAbort, { once: true });
+      }
+      // Fast path: nothing waits ahead of this run, so try a slot at once.
+      if (!queueFirst && this.#inFlight < this.#options.maxInFlight) {
+        const shard = this.#select(run);
+        if (shard !== undefined) {
+          this.#start(run, shard);
+          return;
+        }
+        if (run.state === 'settled') return;
+      }
+      if (this.#options.overflow === 'reject' && this.#queue.size >= this.#options.maxQueued) {
+        this.#settle(run, false, new QueueFullError(this.#options.maxQueued));
+        return;
+      }
+      this.#enqueue(run, false);
+    });
+  }
+
+  /**
+   * Returns a function with `fn`'s trailing arguments that runs through the balancer.
+   *
+   * @example
+   * const put = balancer.wrap((shard, ctx, id: string, body: string) => upload(shard.target, id, body, ctx.signal), { key: (id) => id, idempotent: true });
+   * await put('record-1', '{"a":1}');
+   */
+  wrap<A extends unknown[], R>(
+    fn: (shard: ShardState<T>, ctx: RunContext, ...args: A) => Promise<R>,
+    options: WrapOptions<A> = {},
+  ): (...args: A) => Promise<R> {
+    if (typeof fn !== 'function') throw new ConfigError('fn', 'must be a function', fn);
+    checkObject('wrap options', options);
+    checkKnownKeys('wrap options', options, ['key', 'idempotent', 'bytes']);
+    const { key, bytes } = options;
+    if (key !== undefined && typeof key !== 'function')
+      throw new ConfigError('wrap.key', 'must be a function', key);
+    if (bytes !== undefined && typeof bytes !== 'function') {
+      throw new ConfigError('wrap.bytes', 'must be a function', bytes);
+    }
+    const idempotent =
+      options.idempotent === undefined ? false : bool('wrap.idempotent', options.idempotent);
+    return (...args: A) => {
+      const runOptions: RunOptions = { idempotent };
+      if (key !== undefined) runOptions.key = key(...args);
+      if (bytes !== undefined) runOptions.bytes = bytes(...args);
+      return this.run((shard, ctx) => fn(shard, ctx, ...args), runOptions);
+    };
+  }
+
+  /** Resolves when a new `run` would not queue past `maxQueued` (like a stream's `'drain'`). */
+  ready(): Promise<void> {
+    if (this.#closed || this.#queue.size < this.#options.maxQueued) return RESOLVED;
+    this.#readyWait ??= deferred();
+    return this.#readyWait.promise;
+  }
+
+  /** Resolves when every admitted run has settled. */
+  drain(): Promise<void> {
+    if (this.#pending === 0) return RESOLVED;
+    this.#drainWait ??= deferred();
+    return this.#drainWait.promise;
+  }
+
+  /**
+   * Stops admitting: new runs reject with `BalancerClosedError`. With `drain` (default true),
+   * resolves when every admitted run has settled; without, queued runs reject and running ones
+   * are aborted (their `ctx.signal` fires), all with `BalancerClosedError`.
+   */
+  close(options: { drain?: boolean } = {}): Promise<void> {
+    checkObject('close options', options);
+    checkKnownKeys('close options', options, ['drain']);
+    const drain = options.drain === undefined ? true : bool('drain', options.drain);
+    this.#closed = true;
+    this.#readyWait?.resolve();
+    this.#readyWait = undefined;
+    if (!drain) {
+      const error = new BalancerClosedError(
+        'the balancer was closed without drain before this run finished',
+      );
+      while (this.#queue.head !== undefined) this.#settle(this.#queue.head, false, error);
+      for (const run of [...this.#active]) this.#abortRun(run, error);
+    }
+    return this.drain();
+  }
+
+  /** True once `close()` was called. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  // ——— membership ———
+
+  /** The shards as pickers see them, in membership order. */
+  get shards(): readonly ShardState<T>[] {
+    return this.#shards;
+  }
+
+  /** Adds a shard at the end of the membership order. */
+  addShard(spec: ShardSpec<T>): void {
+    checkShardSpec('shard', spec);
+    if (this.#shards.some((s) => s.id === spec.id)) {
+      throw new ConfigError('shard.id', 'must be unique, and is already a member', spec.id);
+    }
+    this.#install([...this.#shards, this.#newShard(spec, this.#shards.length)]);
+    if (this.listenerCount('shardAdded') > 0) this.emit('shardAdded', { shardId: spec.id });
+    this.#pump();
+  }
+
+  /**
+   * Removes a shard: it gets no new picks. With `drain` (default true) its in-flight calls finish
+   * and the promise resolves when they have; without, they are aborted with `ShardRemovedError`
+   * (and retried elsewhere when their runs are idempotent).
+   */
+  removeShard(id: string, options: { drain?: boolean } = {}): Promise<void> {
+    checkObject('removeShard options', options);
+    checkKnownKeys('removeShard options', options, ['drain']);
+    const drain = options.drain === undefined ? true : bool('drain', options.drain);
+    const shard = this.#shards.find((s) => s.id === id);
+    if (shard === undefined)
+      return Promise.reject(new ConfigError('id', 'must name a member shard', id));
+    return this.#remove(shard, drain);
+  }
+
+  /**
+   * Makes the membership exactly `specs`, diffing by id: new ids are added, missing ones removed
+   * (with drain), the rest keep their load figures and take the new weight, zone and labels.
+   * Resolves when removed shards have drained.
+   */
+  setShards(specs: ShardSpec<T>[]): Promise<void> {
+    checkShardList('shards', specs);
+    const byId = new Map(this.#shards.map((s) => [s.id, s]));
+    const next: Shard<T>[] = [];
+    const added: string[] = [];
+    specs.forEach((spec, i) => {
+      const existing = byId.get(spec.id);
+      if (existing !== undefined && existing.target === spec.target) {
+        existing.weight = spec.weight ?? 1;
+        existing.zone = spec.zone;
+        existing.labels = Object.freeze({ ...(spec.labels ?? {}) });
+        byId.delete(spec.id);
+        next.push(existing);
+      } else {
+        next.push(this.#newShard(spec, i));
+        added.push(spec.id);
+      }
+    });
+    const gone = [...byId.values()];
+    const removals = gone.map((shard) => this.#detach(shard, true));
+    this.#install(next);
+    if (this.listenerCount('shardRemoved') > 0) {
+      for (const shard of gone) this.emit('shardRemoved', { shardId: shard.id, drained: true });
+    }
+    if (this.listenerCount('shardAdded') > 0)
+      for (const id of added) this.emit('shardAdded', { shardId: id });
+    this.#pump();
+    return Promise.all(removals).then(() => undefined);
+  }
+
+  // ——— figures ———
+
+  /** A plain snapshot of the balancer's figures. */
+  stats(): BalancerStats {
+    return {
+      queued: this.#queue.size,
+      inFlight: this.#inFlight,
+      completed: this.#completed,
+      failed: this.#failed,
+      retries: this.#retries,
+      budgetExhausted: this.#budgetExhausted,
+      spills: this.picker.spills ?? 0,
+      panic: this.#panic,
+      shards: this.#shards.map((s) => ({
+        id: s.id,
+        inFlight: s.inFlight,
+        ewmaMs: s.rttMs,
+        requests: s.requests,
+        failures: s.failures,
+        ejected: s.health === 'ejected',
+        ejections: s.ejections,
+        limit: s.limit,
+      })),
+    };
+  }
+
+  // ——— internals: membership ———
+
+  #newShard(spec: ShardSpec<T>, index: number): Shard<T> {
+    return new Shard<T>(spec, index, this.#options.maxInFlightPerShard, this.clock, this.#ewma);
+  }
+
+  /** Makes `shards` the membership: indexes, picker rebuild, availability. */
+  #install(shards: Shard<T>[]): void {
+    shards.forEach((shard, i) => {
+      shard.index = i;
+    });
+    this.picker.rebuild?.(shards);
+    this.#shards = shards;
+    if (this.#offered.length < shards.length) this.#offered = new Uint32Array(shards.length * 2);
+    this.#recount();
+  }
+
+  #remove(shard: Shard<T>, drain: boolean): Promise<void> {
+    const done = this.#detach(shard, drain);
+    this.#install(this.#shards.filter((s) => s !== shard));
+    if (this.listenerCount('shardRemoved') > 0)
+      this.emit('shardRemoved', { shardId: shard.id, drained: drain });
+    this.#pump();
+    return done;
+  }
+
+  /** Marks a shard removed; resolves when its in-flight calls are over. */
+  #detach(shard: Shard<T>, drain: boolean): Promise<void> {
+    shard.removed = true;
+    this.#outliers?.forget(shard);
+    if (!drain) {
+      const error = new ShardRemovedError(shard.id);
+      for (const run of [...this.#active]) {
+        if (run.shard === shard && run.state === 'running')
+          this.#endAttempt(run, run.token, false, error, true);
+      }
+    }
+    if (shard.inFlight === 0) return RESOLVED;
+    return new Promise((resolve) => this.#removals.set(shard, resolve));
+  }
+
+  // ——— internals: availability ———
+
+  #available(shard: Shard<T>): boolean {
+    return shard.hasRoom && (shard.health !== 'ejected' || this.#panic);
+  }
+
+  /** Recomputes panic mode and the count of shards that cannot be offered. O(n); on changes only. */
+  #recount(): void {
+    const panic = this.#outliers?.inPanic() ?? false;
+    if (panic !== this.#panic) {
+      this.#panic = panic;
+      if (this.listenerCount('panic') > 0) {
+        const total = this.#shards.length;
+        this.emit('panic', {
+          active: panic,
+          healthy: total - (this.#outliers?.ejectedCount() ?? 0),
+          total,
+        });
+      }
+    }
+    let blocked = 0;
+    for (const shard of this.#shards) if (!this.#available(shard)) blocked++;
+    this.#blocked = blocked;
+  }
+
+  #healthChanged(shard: Shard<T>, change: 'eject' | 'probe' | 'restore', durationMs: number): void {
+    this.#recount();
+    if (change === 'eject') {
+      if (this.listenerCount('eject') > 0) {
+        this.emit('eject', { shardId: shard.id, durationMs, ejections: shard.ejections });
+      }
+    } else if (this.listenerCount('restore') > 0) {
+      this.emit('restore', { shardId: shard.id, phase: change === 'probe' ? 'probe' : 'healthy' });
+    }
+    if (change !== 'eject') this.#pump();
+  }
+
+  /**
+   * The shards to offer a run: the whole membership when all can take work and nothing is
+   * excluded (no copy), otherwise the available ones minus those this run already tried — or,
+   * when that leaves none, the available ones (a retry goes elsewhere only where it can).
+   */
+  #candidates(run: Run<T>): readonly Shard<T>[] {
+    const shards = this.#shards;
+    if (this.#blocked === 0 && run.tried === undefined) return shards;
+    const out = this.#scratch;
+    out.length = 0;
+    const epoch = ++this.#offerEpoch;
+    for (const shard of shards) {
+      if (this.#available(shard) && (run.tried === undefined || !run.tried.includes(shard))) {
+        out.push(shard);
+        this.#offered[shard.index] = epoch;
+      }
+    }
+    if (out.length === 0 && run.tried !== undefined) {
+      for (const shard of shards) {
+        if (this.#available(shard)) {
+          out.push(shard);
+          this.#offered[shard.index] = epoch;
+        }
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Picks a shard for `run`, or returns undefined when it must wait for a slot. A picker that
+   * throws, returns nothing from a non-empty list, or returns a shard it was not offered settles
+   * the run with an error (never a hang).
+   */
+  #select(run: Run<T>): Shard<T> | undefined {
+    if (this.#shards.length === 0) {
+      this.#settle(
+        run,
+        false,
+        new NoShardAvailableError('the balancer has no shards: add one with addShard()'),
+      );
+      return undefined;
+    }
+    const candidates = this.#candidates(run);
+    if (candidates.length === 0) return undefined;
+    const request = this.#request;
+    request.key = run.key;
+    request.attempt = run.attempt + 1;
+    request.totalInFlight = this.#inFlight;
+    let picked: ShardState | undefined;
+    try {
+      picked = this.picker.pick(candidates, request);
+    } catch (error) {
+      this.#settle(
+        run,
+        false,
+        isShardwiseError(error)
+          ? error
+          : new PickerError(
+              `picker "${this.picker.name}" threw: ${String((error as Error)?.message ?? error)}`,
+              {
+                cause: error,
+              },
+            ),
+      );
+      return undefined;
+    }
+    if (picked === undefined) {
+      this.#settle(
+        run,
+        false,
+        new NoShardAvailableError(
+          `picker "${this.picker.name}" chose none of the ${candidates.length} shard(s) it was offered`,
+        ),
+      );
+      return undefined;
+    }
+    const shard = picked as Shard<T>;
+    const offered =
+      candidates === this.#shards
+        ? this.#shards[shard.index] === shard
+        : this.#shards[shard.index] === shard && this.#offered[shard.index] === this.#offerEpoch;
+    if (!offered) {
+      this.#settle(
+        run,
+        false,
+        new PickerError(
+          `picker "${this.picker.name}" returned ${describeShard(picked)}, which is not one of the shards it was offered`,
+        ),
+      );
+      return undefined;
+    }
+    return shard;
+  }
+
+  // ——— internals: the life of a run ———
+
+  #enqueue(run: Run<T>, first: boolean): void {
+    run.state = 'queued';
+    if (first) this.#queue.unshift(run);
+    else this.#queue.push(run);
+    if (this.#queue.size === this.#options.maxQueued && this.listenerCount('saturated') > 0) {
+      this.emit('saturated', { queued: this.#queue.size, maxQueued: this.#options.maxQueued });
+    }
+  }
+
+  /** Starts queued runs while slots are free, in arrival order. */
+  #pump(): void {
+    while (this.#queue.head !== undefined && this.#inFlight < this.#options.maxInFlight) {
+      const run = this.#queue.head;
+      const shard = this.#select(run);
+      if (shard === undefined) {
+        if (run.state === 'settled') continue; // settled with an error; the next may fit
+        break;
+      }
+      this.#queue.remove(run);
+      this.#start(run, shard);
+    }
+    this.#queueShrank();
+  }
+
+  #queueShrank(): void {
+    if (this.#readyWait !== undefined && this.#queue.size < this.#options.maxQueued) {
+      const wait = this.#readyWait;
+      this.#readyWait = undefined;
+      wait.resolve();
+      if (this.listenerCount('ready') > 0) this.emit('ready');
+    }
+  }
+
+  #start(run: Run<T>, shard: Shard<T>): void {
+    run.state = 'running';
+    run.attempt++;
+    run.shard = shard;
+    this.#active.add(run);
+    this.#inFlight++;
+    shard.inflight.start(run.bytes);
+    shard.requests++;
+    if (!this.#available(shard)) this.#blocked++;
+    const controller = new AbortController();
+    run.controller = controller;
+    run.attemptStartMs = this.clock.now();
+    const token = run.token;
+    if (run.timeoutMs !== Number.POSITIVE_INFINITY) {
+      run.cancelTimer = this.clock.setTimer(() => {
+        run.cancelTimer = undefined;
+        const error = new TimeoutError(run.timeoutMs, shard.id);
+        this.#endAttempt(run, token, false, error, true);
+      }, run.timeoutMs);
+    }
+    if (this.listenerCount('pick') > 0)
+      this.emit('pick', { shard, attempt: run.attempt, key: run.key });
+    let promise: Promise<unknown>;
+    try {
+      promise = run.fn(shard, { signal: controller.signal, attempt: run.attempt });
+    } catch (error) {
+      promise = Promise.reject(error);
+    }
+    Promise.resolve(promise).then(
+      (value) => this.#endAttempt(run, token, true, value, false),
+      (error) => this.#endAttempt(run, token, false, error, false),
+    );
+  }
+
+  /**
+   * Ends the current attempt of `run` (once: `token` guards against the late settlement of an
+   * attempt that already timed out or was aborted), frees its slot, feeds load and health, and
+   * settles or retries.
+   */
+  #endAttempt(run: Run<T>, token: number, ok: boolean, result: unknown, abort: boolean): void {
+    if (run.token !== token || run.state !== 'running') return;
+    run.token++;
+    run.cancelTimer?.();
+    run.cancelTimer = undefined;
+    if (abort) run.controller?.abort(result);
+    run.controller = undefined;
+    const shard = run.shard!;
+    this.#release(run, shard);
+    const latencyMs = this.clock.now() - run.attemptStartMs;
+    if (ok) {
+      shard.successes++;
+      shard.ewma.observe(latencyMs);
+      this.#outliers?.onSuccess(shard);
+      if (this.listenerCount('success') > 0) {
+        this.emit('success', { shardId: shard.id, attempt: run.attempt, latencyMs });
+      }
+      this.#settle(run, true, result);
+      this.#pump();
+      return;
+    }
+    this.#attemptFailed(run, shard, result, latencyMs);
+    this.#pump();
+  }
+
+  #release(run: Run<T>, shard: Shard<T>): void {
+    this.#inFlight--;
+    const before = this.#available(shard);
+    shard.inflight.end(run.bytes);
+    if (!shard.removed && !before && this.#available(shard)) this.#blocked--;
+    if (shard.removed && shard.inFlight === 0) {
+      const resolve = this.#removals.get(shard);
+      if (resolve !== undefined) {
+        this.#removals.delete(shard);
+        resolve();
+      }
+    }
+  }
+
+  #attemptFailed(run: Run<T>, shard: Shard<T>, error: unknown, latencyMs: number): void {
+    const retry = this.#retry;
+    const pushBack = error instanceof PushBackError ? error : undefined;
+    const retryable = retry !== false && retry.retryable(error);
+    if (pushBack !== undefined) {
+      // A signal of load, not of ill health: the shard costs more for a while.
+      shard.pushBack.hold(pushBack.retryAfterMs);
+    } else if (
+      retryable &&
+      !(error instanceof ShardRemovedError) &&
+      !(error instanceof BalancerClosedError)
+    ) {
+      shard.failures++;
+      shard.ewma.observe(latencyMs);
+      this.#outliers?.onFailure(shard);
+    } else {
+      shard.failures++;
+    }
+    const record = { shardId: shard.id, error, elapsedMs: this.clock.now() - run.admittedMs };
+    if (run.records === undefined) run.records = [record];
+    else run.records.push(record);
+    if (run.tried === undefined) run.tried = [shard];
+    else run.tried.push(shard);
+
+    let reason: string | undefined;
+    // True when the run wanted another attempt and was refused one (attempts, budget).
+    let exhausted = false;
+    if (retry === false) reason = 'retries are off';
+    else if (!retryable) reason = 'the error is not retryable';
+    else if (run.signal?.aborted) reason = 'the caller aborted';
+    else if (!run.idempotent && !provesNotSent(error)) {
+      reason = 'the run is not idempotent and the call may have reached the shard';
+    } else if (run.attempt >= retry.attempts) {
+      reason = `all ${retry.attempts} attempts failed`;
+      exhausted = true;
+    } else if (this.#budget !== undefined && !this.#budget.tryWithdraw()) {
+      this.#budgetExhausted++;
+      reason = 'the retry budget is exhausted';
+      exhausted = true;
+    }
+    const willRetry = reason === undefined;
+    if (this.listenerCount('failure') > 0) {
+      this.emit('failure', {
+        shardId: shard.id,
+        attempt: run.attempt,
+        latencyMs,
+        error,
+        willRetry,
+      });
+    }
+    if (!willRetry) {
+      const records = run.records!;
+      const final =
+        exhausted || records.length > 1 ? new RetriesExhaustedError(records, reason!) : error;
+      this.#settle(run, false, final);
+      return;
+    }
+    const r = retry as ResolvedRetryOptions;
+    let delayMs = backoffDelay(run.attempt, r.baseMs, r.maxMs, this.random);
+    if (pushBack !== undefined && pushBack.retryAfterMs > delayMs) delayMs = pushBack.retryAfterMs;
+    this.#retries++;
+    if (this.listenerCount('retry') > 0) {
+      this.emit('retry', { shardId: shard.id, attempt: run.attempt + 1, delayMs, error });
+    }
+    run.state = 'backoff';
+    run.shard = undefined;
+    if (delayMs <= 0) {
+      this.#enqueue(run, true);
+      return;
+    }
+    run.cancelTimer = this.clock.setTimer(() => {
+      run.cancelTimer = undefined;
+      if (run.state !== 'backoff') return;
+      this.#enqueue(run, true);
+      this.#pump();
+    }, delayMs);
+  }
+
+  /** The caller's signal aborted, or the balancer closed without drain: settle with `reason`. */
+  #abortRun(run: Run<T>, reason: unknown): void {
+    if (run.state === 'running') {
+      run.token++;
+      run.cancelTimer?.();
+      run.cancelTimer = undefined;
+      run.controller?.abort(reason);
+      run.controller = undefined;
+      this.#release(run, run.shard!);
+      this.#settle(run, false, reason);
+      this.#pump();
+      return;
+    }
+    if (run.state === 'queued' || run.state === 'backoff') {
+      this.#settle(run, false, reason);
+      this.#queueShrank();
+    }
+  }
+
+  /** Settles a run exactly once and updates the figures. */
+  #settle(run: Run<T>, ok: boolean, value: unknown): void {
+    if (run.state === 'settled') return;
+    if (run.queued) this.#queue.remove(run);
+    run.cancelTimer?.();
+    run.cancelTimer = undefined;
+    run.state = 'settled';
+    run.shard = undefined;
+    this.#active.delete(run);
+    if (run.onAbort !== undefined) run.signal?.removeEventListener('abort', run.onAbort);
+    if (ok) {
+      this.#completed++;
+      run.resolve(value);
+    } else {
+      this.#failed++;
+      run.reject(value);
+    }
+    if (--this.#pending === 0) {
+      const wait = this.#drainWait;
+      this.#drainWait = undefined;
+      wait?.resolve();
+      if (this.listenerCount('drained') > 0) this.emit('drained');
+    }
+  }
+}
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
+
+function describeShard(value: unknown): string {
+  if (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { id?: unknown }).id === 'string'
+  ) {
+    return `shard "${(value as { id: string }).id}"`;
+  }
+  return String(value);
+}

@@ -1,0 +1,235 @@
+/**
+ * Typed errors. Each has a stable `code` and a brand that survives two copies of the package
+ * (ESM and CJS builds loaded side by side): `instanceof` and the guards check the brand, not the
+ * class identity.
+ */
+
+const BRAND = Symbol.for('shardwise.error');
+
+export type ShardwiseErrorCode =
+  | 'SHARDWISE_CONFIG'
+  | 'SHARDWISE_NO_SHARD'
+  | 'SHARDWISE_QUEUE_FULL'
+  | 'SHARDWISE_TIMEOUT'
+  | 'SHARDWISE_RETRIES_EXHAUSTED'
+  | 'SHARDWISE_CLOSED'
+  | 'SHARDWISE_MISSING_KEY'
+  | 'SHARDWISE_PICKER'
+  | 'SHARDWISE_PUSH_BACK'
+  | 'SHARDWISE_SHARD_REMOVED';
+
+/** Every error shardwise throws has these. */
+export interface ShardwiseErrorLike extends Error {
+  readonly code: ShardwiseErrorCode;
+}
+
+function brand(error: Error, code: ShardwiseErrorCode, name: string): void {
+  Object.defineProperty(error, BRAND, { value: code });
+  Object.defineProperty(error, 'code', { value: code, enumerable: true });
+  error.name = name;
+}
+
+function hasCode(value: unknown, code: ShardwiseErrorCode): boolean {
+  return typeof value === 'object' && value !== null && (value as any)[BRAND] === code;
+}
+
+/** True for any error thrown by shardwise (optionally of one `code`), from any copy of the package. */
+export function isShardwiseError(
+  value: unknown,
+  code?: ShardwiseErrorCode,
+): value is ShardwiseErrorLike {
+  if (typeof value !== 'object' || value === null) return false;
+  const own = (value as any)[BRAND];
+  return typeof own === 'string' && (code === undefined || own === code);
+}
+
+/** Describes a value for an error message: `-1 (number)`, `"x" (string)`, `undefined`. */
+export function describe(value: unknown): string {
+  if (value === undefined || value === null) return String(value);
+  if (typeof value === 'string') return `${JSON.stringify(value)} (string)`;
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') {
+    return `${String(value)} (${typeof value})`;
+  }
+  if (typeof value === 'function') return 'a function';
+  if (Array.isArray(value)) return `an array of length ${value.length}`;
+  if (value instanceof Uint8Array) return `a Uint8Array of length ${value.length}`;
+  return `an object (${Object.prototype.toString.call(value).slice(8, -1)})`;
+}
+
+/**
+ * An option or argument is invalid. A `TypeError`, with the field, the expectation and the value.
+ *
+ * @example
+ * // ConfigError: `maxQueued` must be a positive integer, got -1 (number)
+ */
+export class ConfigError extends TypeError {
+  declare readonly code: 'SHARDWISE_CONFIG';
+  /** The option path, e.g. `retry.attempts`. */
+  readonly field: string;
+  /** What was given. */
+  readonly value: unknown;
+
+  constructor(field: string, expectation: string, value: unknown, options?: { given?: boolean }) {
+    super(
+      options?.given === false
+        ? `\`${field}\` ${expectation}`
+        : `\`${field}\` ${expectation}, got ${describe(value)}`,
+    );
+    brand(this, 'SHARDWISE_CONFIG', 'ConfigError');
+    this.field = field;
+    this.value = value;
+  }
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return hasCode(value, 'SHARDWISE_CONFIG');
+  }
+}
+
+/** No shard could take a run: all removed, none offered by the picker, or none matches a rule. */
+export class NoShardAvailableError extends Error {
+  declare readonly code: 'SHARDWISE_NO_SHARD';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    brand(this, 'SHARDWISE_NO_SHARD', 'NoShardAvailableError');
+  }
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return hasCode(value, 'SHARDWISE_NO_SHARD');
+  }
+}
+
+/** `overflow: 'reject'` and `maxQueued` runs already wait. */
+export class QueueFullError extends Error {
+  declare readonly code: 'SHARDWISE_QUEUE_FULL';
+  readonly maxQueued: number;
+  constructor(maxQueued: number) {
+    super(
+      `the admission queue is full (maxQueued ${maxQueued}): await balancer.ready() before run(), or use overflow: 'wait'`,
+    );
+    brand(this, 'SHARDWISE_QUEUE_FULL', 'QueueFullError');
+    this.maxQueued = maxQueued;
+  }
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return hasCode(value, 'SHARDWISE_QUEUE_FULL');
+  }
+}
+
+/** One attempt took longer than `timeoutMs`; its signal was aborted. */
+export class TimeoutError extends Error {
+  declare readonly code: 'SHARDWISE_TIMEOUT';
+  readonly timeoutMs: number;
+  readonly shardId: string | undefined;
+  constructor(timeoutMs: number, shardId?: string) {
+    super(
+      `attempt timed out after ${timeoutMs} ms${shardId === undefined ? '' : ` on shard "${shardId}"`}`,
+    );
+    brand(this, 'SHARDWISE_TIMEOUT', 'TimeoutError');
+    this.timeoutMs = timeoutMs;
+    this.shardId = shardId;
+  }
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return hasCode(value, 'SHARDWISE_TIMEOUT');
+  }
+}
+
+/** One failed attempt of a run. */
+export interface AttemptRecord {
+  shardId: string;
+  error: unknown;
+  /** Time from the run's admission to this attempt's end, ms (balancer clock). */
+  elapsedMs: number;
+}
+
+/** A run failed after its retries (or could not be retried: attempts, budget, idempotency). */
+export class RetriesExhaustedError extends Error {
+  declare readonly code: 'SHARDWISE_RETRIES_EXHAUSTED';
+  /** Every attempt, in order, with its shard and error. `cause` is the last error. */
+  readonly attempts: AttemptRecord[];
+  constructor(attempts: AttemptRecord[], reason: string) {
+    const last = attempts[attempts.length - 1];
+    const lastMessage = last === undefined ? 'no attempt' : messageOf(last.error);
+    super(
+      `run failed after ${attempts.length} attempt${attempts.length === 1 ? '' : 's'} (${reason}); last error on shard "${last?.shardId}": ${lastMessage}`,
+      { cause: last?.error },
+    );
+    brand(this, 'SHARDWISE_RETRIES_EXHAUSTED', 'RetriesExhaustedError');
+    this.attempts = attempts;
+  }
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return hasCode(value, 'SHARDWISE_RETRIES_EXHAUSTED');
+  }
+}
+
+/** The balancer is closed: no run is admitted. */
+export class BalancerClosedError extends Error {
+  declare readonly code: 'SHARDWISE_CLOSED';
+  constructor(message = 'the balancer is closed: no new run is admitted') {
+    super(message);
+    brand(this, 'SHARDWISE_CLOSED', 'BalancerClosedError');
+  }
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return hasCode(value, 'SHARDWISE_CLOSED');
+  }
+}
+
+/** A keyed picker (consistent hashing) got a run without a key, and has no `fallback`. */
+export class MissingKeyError extends TypeError {
+  declare readonly code: 'SHARDWISE_MISSING_KEY';
+  constructor(pickerName: string) {
+    super(
+      `picker "${pickerName}" routes by key, and the run has none: pass run(fn, { key }), or build the picker with a \`fallback\` picker`,
+    );
+    brand(this, 'SHARDWISE_MISSING_KEY', 'MissingKeyError');
+  }
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return hasCode(value, 'SHARDWISE_MISSING_KEY');
+  }
+}
+
+/** A picker broke its contract: returned a shard it was not offered, or threw. */
+export class PickerError extends Error {
+  declare readonly code: 'SHARDWISE_PICKER';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    brand(this, 'SHARDWISE_PICKER', 'PickerError');
+  }
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return hasCode(value, 'SHARDWISE_PICKER');
+  }
+}
+
+/**
+ * A shard asked to slow down (HTTP 429, 503 with Retry-After, S3 `SlowDown`). Not a health
+ * failure: the shard's cost rises for `retryAfterMs`, and a retry waits at least that long.
+ */
+export class PushBackError extends Error {
+  declare readonly code: 'SHARDWISE_PUSH_BACK';
+  readonly retryAfterMs: number;
+  constructor(retryAfterMs: number, message?: string, options?: { cause?: unknown }) {
+    super(message ?? `the shard pushed back: retry after ${retryAfterMs} ms`, options);
+    brand(this, 'SHARDWISE_PUSH_BACK', 'PushBackError');
+    this.retryAfterMs = retryAfterMs;
+  }
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return hasCode(value, 'SHARDWISE_PUSH_BACK');
+  }
+}
+
+/** The shard an attempt ran on was removed without drain; the attempt was aborted. */
+export class ShardRemovedError extends Error {
+  declare readonly code: 'SHARDWISE_SHARD_REMOVED';
+  readonly shardId: string;
+  constructor(shardId: string) {
+    super(`shard "${shardId}" was removed while the attempt ran`);
+    brand(this, 'SHARDWISE_SHARD_REMOVED', 'ShardRemovedError');
+    this.shardId = shardId;
+  }
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return hasCode(value, 'SHARDWISE_SHARD_REMOVED');
+  }
+}
+
+/** A readable message for any thrown value. */
+export function messageOf(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return String(error);
+}

@@ -1,0 +1,38 @@
+/**
+ * shardwise — client-side load balancing for data ingestion.
+ * The core: no transport is imported here (see `shardwise/http`, `shardwise/s3`).
+ */
+export {
+  Balancer,
+  type BalancerStats,
+  type RunContext,
+  type RunFn,
+  type RunOptions,
+  type ShardStats,
+  type WrapOptions,
+} from './balancer.js';
+export {
+  type AttemptRecord,
+  BalancerClosedError,
+  ConfigError,
+  isShardwiseError,
+  MissingKeyError,
+  NoShardAvailableError,
+  PickerError,
+  PushBackError,
+  QueueFullError,
+  RetriesExhaustedError,
+  ShardRemovedError,
+  type ShardwiseErrorCode,
+  type ShardwiseErrorLike,
+  TimeoutError,
+} from './errors.js';
+export type * from './events.js';
+export type { RetryBudgetOptions } from './health/budget.js';
+export type { HealthOptions } from './health/options.js';
+export { defaultRetryable, provesNotSent, type RetryOptions } from './health/retry.js';
+export { PeakEwma } from './load/ewma.js';
+export type { BalancerOptions } from './options.js';
+export * from './pickers/index.js';
+export { systemClock } from './runtime.js';
+export type * from './types.js';

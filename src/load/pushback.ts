@@ -1,0 +1,34 @@
+import type { Clock } from '../types.js';
+
+/**
+ * Added to a shard's load and cost while it pushes back, so it is chosen only when every other
+ * candidate pushes back too (then the real figures still order them).
+ */
+export const PUSH_BACK_PENALTY = 1e9;
+
+/** Remembers until when a shard asked to be spared (429, SlowDown, Retry-After). */
+export class PushBack {
+  private untilMs = Number.NEGATIVE_INFINITY;
+  private readonly clock: Clock;
+
+  constructor(clock: Clock) {
+    this.clock = clock;
+  }
+
+  /** The shard asked for `ms` of relief from now; the later of two requests wins. */
+  hold(ms: number): void {
+    const until = this.clock.now() + ms;
+    if (until > this.untilMs) this.untilMs = until;
+  }
+
+  get active(): boolean {
+    return this.untilMs > Number.NEGATIVE_INFINITY && this.clock.now() < this.untilMs;
+  }
+
+  /** The penalty to add to load figures now: 0, or `PUSH_BACK_PENALTY`. */
+  get penalty(): number {
+    return this.untilMs > Number.NEGATIVE_INFINITY && this.clock.now() < this.untilMs
+      ? PUSH_BACK_PENALTY
+      : 0;
+  }
+}

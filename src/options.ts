@@ -1,0 +1,170 @@
+import { ConfigError } from './errors.js';
+import {
+  type HealthOptions,
+  type ResolvedHealthOptions,
+  resolveHealthOptions,
+} from './health/options.js';
+import {
+  type ResolvedRetryOptions,
+  type RetryOptions,
+  resolveRetryOptions,
+} from './health/retry.js';
+import type { Clock, Picker, RandomSource, ShardSpec } from './types.js';
+import {
+  checkKnownKeys,
+  checkObject,
+  duration,
+  fn,
+  oneOf,
+  positiveFinite,
+  positiveInt,
+} from './validate.js';
+
+/** Everything a `Balancer` is built from. One object, validated once, every default documented. */
+export interface BalancerOptions<T = unknown> {
+  /** The shards, in a stable order (at least one; ids unique). */
+  shards: ShardSpec<T>[];
+  /** The strategy (default `peakEwma()`). */
+  picker?: Picker;
+  /** Calls one shard may have outstanding (default 32). A shard at its cap is not offered. */
+  maxInFlightPerShard?: number;
+  /** Calls outstanding across all shards (default Infinity). */
+  maxInFlight?: number;
+  /** Runs that may wait for a slot before `ready()` waits / `run` rejects (default 1 000). */
+  maxQueued?: number;
+  /** Past `maxQueued`: `'wait'` accepts and queues (default), `'reject'` throws `QueueFullError`. */
+  overflow?: 'wait' | 'reject';
+  /** Bound on one attempt, ms (default none). The attempt's signal aborts with `TimeoutError`. */
+  timeoutMs?: number;
+  /** Retries on other shards, or `false` (defaults: see `RetryOptions`). */
+  retry?: RetryOptions | false;
+  /** Outlier ejection and panic mode, or `false` (defaults: see `HealthOptions`). */
+  health?: HealthOptions | false;
+  /** Time source for latency, timeouts, backoff and ejection (default: the system clock). */
+  clock?: Clock;
+  /** Uniform random source in [0, 1) (default: a fast PRNG seeded from entropy). */
+  random?: RandomSource;
+}
+
+export const BALANCER_DEFAULTS = {
+  maxInFlightPerShard: 32,
+  maxInFlight: Number.POSITIVE_INFINITY,
+  maxQueued: 1_000,
+  overflow: 'wait' as const,
+  timeoutMs: Number.POSITIVE_INFINITY,
+};
+
+const KNOWN = [
+  'shards',
+  'picker',
+  'maxInFlightPerShard',
+  'maxInFlight',
+  'maxQueued',
+  'overflow',
+  'timeoutMs',
+  'retry',
+  'health',
+  'clock',
+  'random',
+];
+
+export interface ResolvedOptions {
+  maxInFlightPerShard: number;
+  maxInFlight: number;
+  maxQueued: number;
+  overflow: 'wait' | 'reject';
+  timeoutMs: number;
+  retry: ResolvedRetryOptions | false;
+  health: ResolvedHealthOptions | false;
+}
+
+/** Validates everything but the shard list and the picker/clock/random objects' presence. */
+export function resolveOptions(
+  options: BalancerOptions<unknown>,
+  extraKnown: readonly string[] = [],
+): ResolvedOptions {
+  checkObject('options', options);
+  checkKnownKeys('', options, [...KNOWN, ...extraKnown]);
+  const o = options;
+  if (o.picker !== undefined) checkPicker(o.picker);
+  if (o.clock !== undefined) {
+    checkObject('clock', o.clock);
+    fn('clock.now', o.clock.now);
+    fn('clock.setTimer', o.clock.setTimer);
+  }
+  if (o.random !== undefined) fn('random', o.random);
+  return {
+    maxInFlightPerShard:
+      o.maxInFlightPerShard === undefined
+        ? BALANCER_DEFAULTS.maxInFlightPerShard
+        : positiveInt('maxInFlightPerShard', o.maxInFlightPerShard, true),
+    maxInFlight:
+      o.maxInFlight === undefined
+        ? BALANCER_DEFAULTS.maxInFlight
+        : positiveInt('maxInFlight', o.maxInFlight, true),
+    maxQueued:
+      o.maxQueued === undefined
+        ? BALANCER_DEFAULTS.maxQueued
+        : positiveInt('maxQueued', o.maxQueued, true),
+    overflow: o.overflow === undefined ? 'wait' : oneOf('overflow', o.overflow, ['wait', 'reject']),
+    timeoutMs:
+      o.timeoutMs === undefined
+        ? BALANCER_DEFAULTS.timeoutMs
+        : checkTimeout('timeoutMs', o.timeoutMs),
+    retry: resolveRetryOptions(o.retry),
+    health: resolveHealthOptions(o.health),
+  };
+}
+
+export function checkTimeout(field: string, value: unknown): number {
+  if (value === Number.POSITIVE_INFINITY) return value;
+  return duration(field, value, true);
+}
+
+export function checkPicker(picker: unknown): asserts picker is Picker {
+  checkObject('picker', picker);
+  fn('picker.pick', (picker as Picker).pick);
+  if ((picker as Picker).rebuild !== undefined) fn('picker.rebuild', (picker as Picker).rebuild);
+  if (typeof (picker as Picker).name !== 'string') {
+    throw new ConfigError('picker.name', 'must be a string', (picker as Picker).name);
+  }
+}
+
+/** Checks one shard spec; `field` is its path, e.g. `shards[2]`. */
+export function checkShardSpec(field: string, spec: unknown): asserts spec is ShardSpec<unknown> {
+  checkObject(field, spec);
+  checkKnownKeys(field, spec, ['id', 'target', 'weight', 'zone', 'labels']);
+  const s = spec as ShardSpec<unknown>;
+  if (typeof s.id !== 'string' || s.id.length === 0) {
+    throw new ConfigError(`${field}.id`, 'must be a non-empty string', s.id);
+  }
+  if (!('target' in s)) throw new ConfigError(`${field}.target`, 'is required', undefined);
+  if (s.weight !== undefined) positiveFinite(`${field}.weight`, s.weight);
+  if (s.zone !== undefined && typeof s.zone !== 'string') {
+    throw new ConfigError(`${field}.zone`, 'must be a string', s.zone);
+  }
+  if (s.labels !== undefined) {
+    checkObject(`${field}.labels`, s.labels);
+    for (const [name, value] of Object.entries(s.labels)) {
+      if (typeof value !== 'string')
+        throw new ConfigError(`${field}.labels.${name}`, 'must be a string', value);
+    }
+  }
+}
+
+/** Checks a whole shard list: at least one, each valid, ids unique. */
+export function checkShardList(
+  field: string,
+  shards: unknown,
+): asserts shards is ShardSpec<unknown>[] {
+  if (!Array.isArray(shards))
+    throw new ConfigError(field, 'must be an array of shard specs', shards);
+  if (shards.length === 0) throw new ConfigError(field, 'must list at least one shard', shards);
+  const seen = new Set<string>();
+  shards.forEach((spec, i) => {
+    checkShardSpec(`${field}[${i}]`, spec);
+    if (seen.has(spec.id))
+      throw new ConfigError(`${field}[${i}].id`, 'must be unique, and is used twice', spec.id);
+    seen.add(spec.id);
+  });
+}

@@ -1,0 +1,77 @@
+import { PeakEwma } from './load/ewma.js';
+import { InFlight } from './load/inflight.js';
+import { PushBack } from './load/pushback.js';
+import type { Clock, EwmaOptions, ShardSpec, ShardState } from './types.js';
+
+/** Health of one shard as the outlier detector sees it. */
+export type HealthState = 'healthy' | 'ejected' | 'probing';
+
+/**
+ * The balancer's record of one shard: identity, load figures (kept by `load/`), health (kept by
+ * `health/`). Pickers see it through the read-only `ShardState` interface.
+ */
+export class Shard<T = unknown> implements ShardState<T> {
+  readonly id: string;
+  readonly target: T;
+  weight: number;
+  zone: string | undefined;
+  labels: Readonly<Record<string, string>>;
+  index: number;
+  limit: number;
+
+  readonly inflight = new InFlight();
+  readonly ewma: PeakEwma;
+  readonly pushBack: PushBack;
+
+  health: HealthState = 'healthy';
+  removed = false;
+  /** Consecutive failures since the last success (outlier detection). */
+  consecutiveFailures = 0;
+  /** Times ejected in all. */
+  ejections = 0;
+  /** Ejections that count for the next ejection's length (reset after a long healthy spell). */
+  ejectionLevel = 0;
+  /** Balancer clock time of the last restoration. */
+  restoredAtMs = Number.NEGATIVE_INFINITY;
+  cancelEjectionTimer: (() => void) | undefined = undefined;
+  requests = 0;
+  failures = 0;
+  successes = 0;
+
+  constructor(spec: ShardSpec<T>, index: number, limit: number, clock: Clock, ewma: EwmaOptions) {
+    this.id = spec.id;
+    this.target = spec.target;
+    this.weight = spec.weight ?? 1;
+    this.zone = spec.zone;
+    this.labels = Object.freeze({ ...(spec.labels ?? {}) });
+    this.index = index;
+    this.limit = limit;
+    this.ewma = new PeakEwma(clock, ewma);
+    this.pushBack = new PushBack(clock);
+  }
+
+  get inFlight(): number {
+    return this.inflight.count;
+  }
+
+  get bytesInFlight(): number {
+    return this.inflight.bytes;
+  }
+
+  get rttMs(): number {
+    return this.ewma.valueMs;
+  }
+
+  get load(): number {
+    return this.inflight.count + this.pushBack.penalty;
+  }
+
+  get cost(): number {
+    return this.ewma.valueMs * (this.inflight.count + 1) + this.pushBack.penalty;
+  }
+
+  /** Below its cap (a probing shard takes one call at a time). */
+  get hasRoom(): boolean {
+    return this.inflight.count < (this.health === 'probing' ? 1 : this.limit);
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * The shapes every layer shares. This file imports nothing but other type files: implementations
+ * import it, never the other way round.
+ */
+
+/**
+ * Monotonic time and timers. Every delay the balancer waits — timeouts, backoff, ejection expiry,
+ * push-back — goes through it, so a virtual clock (`ManualClock` in `shardwise/testing`) drives
+ * them all.
+ *
+ * @example
+ * const clock: Clock = { now: () => performance.now(), setTimer: (fn, ms) => { const t = setTimeout(fn, ms); return () => clearTimeout(t); } };
+ */
+export interface Clock {
+  /** Milliseconds on a monotonic scale (only differences matter). */
+  now(): number;
+  /**
+   * Calls `fn` once after `ms` milliseconds; the returned function cancels it. `background`
+   * timers (ejection expiry) must not keep the process alive; the others (timeouts, backoff) must.
+   */
+  setTimer(fn: () => void, ms: number, background?: boolean): () => void;
+}
+
+/** A uniform random source in [0, 1). */
+export type RandomSource = () => number;
+
+/** A key routes a run to a shard under hashing pickers. */
+export type Key = string | Uint8Array;
+
+/** How a shard is described to the balancer. */
+export interface ShardSpec<T = unknown> {
+  /** Unique, stable id: load figures, hashing and stats follow it. */
+  id: string;
+  /** What your `run` function talks to: a URL, a client, a bucket. The balancer never reads it. */
+  target: T;
+  /** Relative capacity, a positive finite number (default 1). */
+  weight?: number;
+  /** A failure domain or locality, for your own use and for routing rules. */
+  zone?: string;
+  /** Free-form labels (`{ region: 'eu' }`), for routing rules. */
+  labels?: Record<string, string>;
+}
+
+/**
+ * A shard as pickers see it: identity plus live load figures. Read-only: the balancer measures,
+ * pickers decide (figures are kept by `load/`, never written by a picker).
+ */
+export interface ShardState<T = unknown> {
+  readonly id: string;
+  readonly target: T;
+  readonly weight: number;
+  readonly zone: string | undefined;
+  readonly labels: Readonly<Record<string, string>>;
+  /** Position in the balancer's membership order (stable while membership is). */
+  readonly index: number;
+  /** Calls outstanding on this shard now. */
+  readonly inFlight: number;
+  /** Bytes outstanding on this shard now (runs that declared `bytes`). */
+  readonly bytesInFlight: number;
+  /** Current in-flight cap of this shard. */
+  readonly limit: number;
+  /** Peak-EWMA round-trip estimate in ms, decayed to now (`defaultRttMs` before any sample). */
+  readonly rttMs: number;
+  /**
+   * Load for count-based pickers: `inFlight`, plus a large penalty while the shard pushes back
+   * (429, SlowDown, Retry-After), so a pushed-back shard is chosen only when every other is too.
+   */
+  readonly load: number;
+  /**
+   * Peak-EWMA cost: `rttMs × (inFlight + 1)`, plus the same push-back penalty (Finagle, Linkerd,
+   * tower). Lower is better.
+   */
+  readonly cost: number;
+}
+
+/** What a picker is told about one pick. The object is reused: read it, do not keep it. */
+export interface PickRequest {
+  /** The run's routing key, if any. */
+  key?: Key | undefined;
+  /** 1 for the first try, 2 for the first retry, … */
+  attempt: number;
+  /** The balancer's random source, in [0, 1). */
+  random: RandomSource;
+  /** Calls in flight across all shards of the balancer now (for bounded-load hashing). */
+  totalInFlight: number;
+}
+
+/**
+ * A load-balancing strategy. `pick` is a pure choice among the shards offered: they are healthy,
+ * below their cap and not excluded for this attempt, in membership order.
+ *
+ * @example
+ * const first: Picker = { name: 'first', pick: (shards) => shards[0] };
+ */
+export interface Picker {
+  readonly name: string;
+  /** Choose among `shards`; `undefined` means none fits. Must return one of `shards`. */
+  pick(shards: readonly ShardState[], request: PickRequest): ShardState | undefined;
+  /** Called with the full membership when it or a weight changes; stateful pickers rebuild here. */
+  rebuild?(shards: readonly ShardState[]): void;
+  /** True for pickers that route by key (consistent hashing): a run without a key is refused. */
+  readonly keyed?: boolean;
+  /** Peak-EWMA estimator settings this picker wants the balancer to measure with. */
+  readonly ewma?: EwmaOptions;
+  /** Keys sent past their first choice (bounded loads); reported as `stats().spills`. */
+  readonly spills?: number;
+}
+
+/** Settings of the Peak-EWMA latency estimator (Finagle, Linkerd). */
+export interface EwmaOptions {
+  /** Time constant of the decay, ms (default 10 000). */
+  decayMs?: number;
+  /** Estimate used before a shard's first sample, ms (default 30, as in Linkerd). */
+  defaultRttMs?: number;
+}
