@@ -1,3 +1,4 @@
+import type { Writable } from 'node:stream';
 import { EventEmitter } from 'eventemitter3';
 import {
   type AttemptRecord,
@@ -26,8 +27,21 @@ import {
 } from './options.js';
 import { peakEwma } from './pickers/peak-ewma.js';
 import { type QueueNode, RunQueue } from './queue.js';
+import {
+  type CompiledRequirement,
+  compileRequirement,
+  type Requirement,
+  satisfies,
+} from './routing/requirement.js';
 import { entropyRandom, systemClock } from './runtime.js';
 import { Shard } from './shard.js';
+import {
+  createWriteStream,
+  type IngestOptions,
+  type IngestSummary,
+  ingest,
+  type RecordOptions,
+} from './stream.js';
 import type {
   Clock,
   EwmaOptions,
@@ -63,11 +77,19 @@ export interface RunOptions {
   idempotent?: boolean;
   /** Bytes this run carries, counted in the shard's `bytesInFlight` (default 0). */
   bytes?: number;
+  /**
+   * A hard routing rule: only shards whose labels satisfy it are ever tried (`{ region: 'eu' }`,
+   * or a list of allowed values). It wins over the balancer's `policy`.
+   */
+  require?: Requirement;
+  /** What the balancer's `policy` derives this run's rule from (a record, a tenant …). */
+  meta?: unknown;
 }
 
 /** Options of {@link Balancer.wrap}. */
 export interface WrapOptions<A extends unknown[]> {
   key?: (...args: A) => Key | undefined;
+  require?: (...args: A) => Requirement | undefined;
   idempotent?: boolean;
   bytes?: (...args: A) => number;
 }
@@ -101,6 +123,10 @@ export interface BalancerStats {
   /** Panic mode is on (too few healthy shards: ejection ignored). */
   panic: boolean;
   shards: ShardStats[];
+  /** Attempts and bytes per `prefer` tier, in tier order (empty without tiers). */
+  tiers: { tier: number; requests: number; bytes: number }[];
+  /** Attempts and bytes per label value: `labels.region.eu.requests`. */
+  labels: Record<string, Record<string, { requests: number; bytes: number }>>;
 }
 
 type RunState = 'queued' | 'running' | 'backoff' | 'settled';
@@ -121,6 +147,11 @@ class Run<T> implements QueueNode {
   tried: Shard<T>[] | undefined = undefined;
   records: AttemptRecord[] | undefined = undefined;
   onAbort: (() => void) | undefined = undefined;
+  /** When the run last entered the queue (for `spillAfterMs`). */
+  queuedAtMs = 0;
+  /** The tier and reason of the pending pick (set by the candidate search). */
+  tier = -1;
+  reason: RouteReason = 'direct';
 
   constructor(
     readonly fn: RunFn<T, unknown>,
@@ -129,13 +160,18 @@ class Run<T> implements QueueNode {
     readonly timeoutMs: number,
     readonly idempotent: boolean,
     readonly bytes: number,
+    readonly requirement: CompiledRequirement | undefined,
     readonly admittedMs: number,
     readonly resolve: (value: unknown) => void,
     readonly reject: (error: unknown) => void,
   ) {}
 }
 
-const RUN_OPTION_KEYS = ['key', 'signal', 'timeoutMs', 'idempotent', 'bytes'];
+const RUN_OPTION_KEYS = ['key', 'signal', 'timeoutMs', 'idempotent', 'bytes', 'require', 'meta'];
+const NONE: readonly never[] = [];
+/** Runs with rules the queue scan may step over to find one that fits. */
+const MAX_SKIPPED = 64;
+type RouteReason = 'direct' | 'preferred' | 'spill:saturated' | 'spill:unhealthy';
 const RESOLVED = Promise.resolve();
 
 /**
@@ -180,6 +216,12 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
   #readyWait: { promise: Promise<void>; resolve: () => void } | undefined;
   #drainWait: { promise: Promise<void>; resolve: () => void } | undefined;
   readonly #removals = new Map<Shard<T>, () => void>();
+  readonly #policy: ((meta: unknown) => Requirement | undefined) | undefined;
+  #tiers: CompiledRequirement[] | undefined;
+  readonly #tierStats: { tier: number; requests: number; bytes: number }[] = [];
+  readonly #labelStats = new Map<string, Map<string, { requests: number; bytes: number }>>();
+  #cancelSpillTimer: (() => void) | undefined;
+  #spillTimerAt = Number.POSITIVE_INFINITY;
 
   constructor(options: BalancerOptions<T>, extraKnownOptions: readonly string[] = []) {
     super();
@@ -205,7 +247,16 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
               this.#healthChanged(shard as Shard<T>, change, durationMs),
           });
     this.#request = { key: undefined, attempt: 1, random: this.random, totalInFlight: 0 };
-    this.#install(options.shards.map((spec, i) => this.#newShard(spec, i)));
+    this.#policy = options.policy;
+    const shards = options.shards.map((spec, i) => this.#newShard(spec, i));
+    if (options.prefer !== undefined) {
+      this.#tiers = options.prefer.map((tier, i) =>
+        compileRequirement(`prefer[${i}]`, tier, shards),
+      );
+      for (let t = 0; t <= this.#tiers.length; t++)
+        this.#tierStats.push({ tier: t, requests: 0, bytes: 0 });
+    }
+    this.#install(shards);
   }
 
   // ——— admission ———
@@ -222,6 +273,7 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
     let timeoutMs = this.#options.timeoutMs;
     let idempotent = false;
     let bytes = 0;
+    let rule: CompiledRequirement | undefined;
     if (typeof fn !== 'function')
       return Promise.reject(new ConfigError('fn', 'must be a function', fn));
     if (options !== undefined) {
@@ -240,6 +292,16 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
           timeoutMs = checkTimeout('timeoutMs', options.timeoutMs);
         if (options.idempotent !== undefined) idempotent = bool('idempotent', options.idempotent);
         if (options.bytes !== undefined) bytes = nonNegativeInt('bytes', options.bytes);
+        if (options.require !== undefined)
+          rule = compileRequirement('require', options.require, this.#shards);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
+    if (rule === undefined && this.#policy !== undefined) {
+      try {
+        const derived = this.#policy(options?.meta);
+        if (derived !== undefined) rule = compileRequirement('policy(meta)', derived, this.#shards);
       } catch (error) {
         return Promise.reject(error);
       }
@@ -262,6 +324,7 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
         timeoutMs,
         idempotent,
         bytes,
+        rule,
         this.clock.now(),
         resolve as (value: unknown) => void,
         reject,
@@ -286,6 +349,7 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
         return;
       }
       this.#enqueue(run, false);
+      if (this.#tiers !== undefined) this.#pump(); // a tier may spill at once (spillAfterMs 0)
     });
   }
 
@@ -302,8 +366,11 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
   ): (...args: A) => Promise<R> {
     if (typeof fn !== 'function') throw new ConfigError('fn', 'must be a function', fn);
     checkObject('wrap options', options);
-    checkKnownKeys('wrap options', options, ['key', 'idempotent', 'bytes']);
-    const { key, bytes } = options;
+    checkKnownKeys('wrap options', options, ['key', 'idempotent', 'bytes', 'require']);
+    const { key, bytes, require } = options;
+    if (require !== undefined && typeof require !== 'function') {
+      throw new ConfigError('wrap.require', 'must be a function', require);
+    }
     if (key !== undefined && typeof key !== 'function')
       throw new ConfigError('wrap.key', 'must be a function', key);
     if (bytes !== undefined && typeof bytes !== 'function') {
@@ -315,8 +382,38 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
       const runOptions: RunOptions = { idempotent };
       if (key !== undefined) runOptions.key = key(...args);
       if (bytes !== undefined) runOptions.bytes = bytes(...args);
+      if (require !== undefined) {
+        const rule = require(...args);
+        if (rule !== undefined) runOptions.require = rule;
+      }
       return this.run((shard, ctx) => fn(shard, ctx, ...args), runOptions);
     };
+  }
+
+  /**
+   * An object-mode `Writable` whose backpressure is the balancer's; `finish` waits for every
+   * record to settle, and the first record that fails after retries errors the stream with a
+   * `WriteFailedError` holding the record and the cause.
+   *
+   * @example
+   * await pipeline(Readable.from(records), balancer.createWriteStream({ send: (shard, record, { signal }) => post(shard.target, record, signal) }));
+   */
+  createWriteStream<Rec>(options: RecordOptions<T, Rec>): Writable {
+    return createWriteStream(this, options);
+  }
+
+  /**
+   * Sends every record of an (async) iterable, holding at most `maxQueued` waiting records in
+   * memory. Never throws for a failed record: resolves with a summary listing them.
+   *
+   * @example
+   * const summary = await balancer.ingest(readJsonl('data.jsonl'), { send: (shard, record) => post(shard.target, record), key: (r) => r.id });
+   */
+  ingest<Rec>(
+    source: Iterable<Rec> | AsyncIterable<Rec>,
+    options: IngestOptions<T, Rec>,
+  ): Promise<IngestSummary<Rec>> {
+    return ingest(this, source, options);
   }
 
   /** Resolves when a new `run` would not queue past `maxQueued` (like a stream's `'drain'`). */
@@ -451,19 +548,32 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
         ejections: s.ejections,
         limit: s.limit,
       })),
+      tiers: this.#tierStats.map((t) => ({ ...t })),
+      labels: Object.fromEntries(
+        [...this.#labelStats].map(([label, values]) => [
+          label,
+          Object.fromEntries([...values].map(([value, figures]) => [value, { ...figures }])),
+        ]),
+      ),
     };
   }
 
   // ——— internals: membership ———
 
   #newShard(spec: ShardSpec<T>, index: number): Shard<T> {
-    return new Shard<T>(spec, index, this.#options.maxInFlightPerShard, this.clock, this.#ewma);
+    const limit = this.#options.limitFactory?.() ?? this.#options.maxInFlightPerShard;
+    return new Shard<T>(spec, index, limit, this.clock, this.#ewma);
   }
 
   /** Makes `shards` the membership: indexes, picker rebuild, availability. */
   #install(shards: Shard<T>[]): void {
+    const tiers = this.#tiers;
     shards.forEach((shard, i) => {
       shard.index = i;
+      if (tiers !== undefined) {
+        const t = tiers.findIndex((tier) => satisfies(shard, tier));
+        shard.tier = t < 0 ? tiers.length : t;
+      }
     });
     this.picker.rebuild?.(shards);
     this.#shards = shards;
@@ -533,31 +643,108 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
   }
 
   /**
-   * The shards to offer a run: the whole membership when all can take work and nothing is
-   * excluded (no copy), otherwise the available ones minus those this run already tried — or,
-   * when that leaves none, the available ones (a retry goes elsewhere only where it can).
+   * The shards to offer a run, after its hard rule, health, caps and the shards it already tried.
+   * The whole membership when all can take work and nothing filters (no copy); otherwise a
+   * reused scratch array. With `prefer` tiers, the first tier that can take the run, or an empty
+   * list while the run waits for a saturated tier (`spillAfterMs`).
    */
   #candidates(run: Run<T>): readonly Shard<T>[] {
-    const shards = this.#shards;
-    if (this.#blocked === 0 && run.tried === undefined) return shards;
+    run.tier = -1;
+    run.reason = 'direct';
+    if (
+      this.#blocked === 0 &&
+      run.tried === undefined &&
+      run.requirement === undefined &&
+      this.#tiers === undefined
+    ) {
+      return this.#shards;
+    }
+    const tiers = this.#tiers;
+    if (tiers === undefined) return this.#collect(run, -1);
+    let reason: RouteReason = 'preferred';
+    for (let t = 0; t <= tiers.length; t++) {
+      const out = this.#collect(run, t);
+      if (out.length > 0) {
+        run.tier = t;
+        run.reason = reason;
+        return out;
+      }
+      const state = this.#tierState(run, t);
+      if (state === 'empty') continue;
+      if (state === 'unhealthy') {
+        reason = 'spill:unhealthy';
+        continue;
+      }
+      const spillAt = run.queuedAtMs + this.#options.spillAfterMs;
+      if (run.queued && this.clock.now() >= spillAt) {
+        reason = 'spill:saturated';
+        continue;
+      }
+      if (run.queued) this.#armSpillTimer(spillAt);
+      return NONE;
+    }
+    return NONE;
+  }
+
+  /**
+   * Fills the scratch list with the shards of tier `tier` (-1: any) that satisfy the run's rule,
+   * can take a call, and were not tried by it — or, when that leaves none, were tried. When no
+   * shard the rule allows is healthy, ejection is ignored inside the rule (panic within it).
+   */
+  #collect(run: Run<T>, tier: number): Shard<T>[] {
     const out = this.#scratch;
     out.length = 0;
+    const rule = run.requirement;
     const epoch = ++this.#offerEpoch;
-    for (const shard of shards) {
-      if (this.#available(shard) && (run.tried === undefined || !run.tried.includes(shard))) {
-        out.push(shard);
-        this.#offered[shard.index] = epoch;
-      }
-    }
-    if (out.length === 0 && run.tried !== undefined) {
-      for (const shard of shards) {
-        if (this.#available(shard)) {
-          out.push(shard);
-          this.#offered[shard.index] = epoch;
+    let ruledPanic = false;
+    if (rule !== undefined && !this.#panic) {
+      ruledPanic = true;
+      for (const shard of this.#shards) {
+        if (shard.health !== 'ejected' && satisfies(shard, rule)) {
+          ruledPanic = false;
+          break;
         }
       }
     }
+    for (let pass = 0; pass < 2 && out.length === 0; pass++) {
+      const tried = pass === 0 ? run.tried : undefined;
+      for (const shard of this.#shards) {
+        if (tier >= 0 && shard.tier !== tier) continue;
+        if (!(this.#available(shard) || (ruledPanic && shard.hasRoom))) continue;
+        if (rule !== undefined && !satisfies(shard, rule)) continue;
+        if (tried?.includes(shard)) continue;
+        out.push(shard);
+        this.#offered[shard.index] = epoch;
+      }
+      if (run.tried === undefined) break;
+    }
     return out;
+  }
+
+  /** Why tier `t` offered nothing: it has no member the rule allows, none healthy, or none free. */
+  #tierState(run: Run<T>, t: number): 'empty' | 'unhealthy' | 'saturated' {
+    let members = 0;
+    let healthy = 0;
+    for (const shard of this.#shards) {
+      if (shard.tier !== t || (run.requirement !== undefined && !satisfies(shard, run.requirement)))
+        continue;
+      members++;
+      if (shard.health !== 'ejected' || this.#panic) healthy++;
+    }
+    if (members === 0) return 'empty';
+    return healthy === 0 ? 'unhealthy' : 'saturated';
+  }
+
+  /** Wakes the queue when the earliest waiting run may spill to the next tier. */
+  #armSpillTimer(atMs: number): void {
+    if (atMs >= this.#spillTimerAt) return;
+    this.#cancelSpillTimer?.();
+    this.#spillTimerAt = atMs;
+    this.#cancelSpillTimer = this.clock.setTimer(() => {
+      this.#cancelSpillTimer = undefined;
+      this.#spillTimerAt = Number.POSITIVE_INFINITY;
+      this.#pump();
+    }, atMs - this.clock.now());
   }
 
   /**
@@ -575,7 +762,19 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
       return undefined;
     }
     const candidates = this.#candidates(run);
-    if (candidates.length === 0) return undefined;
+    if (candidates.length === 0) {
+      const rule = run.requirement;
+      if (rule !== undefined && !this.#shards.some((shard) => satisfies(shard, rule))) {
+        this.#settle(
+          run,
+          false,
+          new NoShardAvailableError(
+            `no shard satisfies the run's rule (${rule.text}); it was sent nowhere`,
+          ),
+        );
+      }
+      return undefined;
+    }
     const request = this.#request;
     request.key = run.key;
     request.attempt = run.attempt + 1;
@@ -630,6 +829,7 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
 
   #enqueue(run: Run<T>, first: boolean): void {
     run.state = 'queued';
+    run.queuedAtMs = this.clock.now();
     if (first) this.#queue.unshift(run);
     else this.#queue.push(run);
     if (this.#queue.size === this.#options.maxQueued && this.listenerCount('saturated') > 0) {
@@ -637,17 +837,26 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
     }
   }
 
-  /** Starts queued runs while slots are free, in arrival order. */
+  /**
+   * Starts queued runs while slots are free, in arrival order. A run that cannot be placed stops
+   * the scan — unless it has a rule or waits for a tier, when the runs behind it (which may go
+   * elsewhere) are tried too, up to a bounded number.
+   */
   #pump(): void {
-    while (this.#queue.head !== undefined && this.#inFlight < this.#options.maxInFlight) {
-      const run = this.#queue.head;
+    let node = this.#queue.head;
+    let skipped = 0;
+    while (node !== undefined && this.#inFlight < this.#options.maxInFlight) {
+      const run = node;
+      node = run.next as Run<T> | undefined;
       const shard = this.#select(run);
-      if (shard === undefined) {
-        if (run.state === 'settled') continue; // settled with an error; the next may fit
-        break;
+      if (shard !== undefined) {
+        this.#queue.remove(run);
+        this.#start(run, shard);
+        continue;
       }
-      this.#queue.remove(run);
-      this.#start(run, shard);
+      if (run.state === 'settled') continue; // settled with an error; the next may fit
+      if ((run.requirement === undefined && this.#tiers === undefined) || ++skipped > MAX_SKIPPED)
+        break;
     }
     this.#queueShrank();
   }
@@ -681,8 +890,18 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
         this.#endAttempt(run, token, false, error, true);
       }, run.timeoutMs);
     }
+    this.#account(run, shard);
     if (this.listenerCount('pick') > 0)
       this.emit('pick', { shard, attempt: run.attempt, key: run.key });
+    if (this.listenerCount('route') > 0) {
+      this.emit('route', {
+        shardId: shard.id,
+        attempt: run.attempt,
+        requirement: run.requirement?.source,
+        tier: run.tier < 0 ? undefined : run.tier,
+        reason: run.reason,
+      });
+    }
     let promise: Promise<unknown>;
     try {
       promise = run.fn(shard, { signal: controller.signal, attempt: run.attempt });
@@ -693,6 +912,29 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
       (value) => this.#endAttempt(run, token, true, value, false),
       (error) => this.#endAttempt(run, token, false, error, false),
     );
+  }
+
+  /** Attempts and bytes per tier and per label value. */
+  #account(run: Run<T>, shard: Shard<T>): void {
+    if (run.tier >= 0) {
+      const tier = this.#tierStats[run.tier]!;
+      tier.requests++;
+      tier.bytes += run.bytes;
+    }
+    for (const label in shard.labels) {
+      const value = shard.labels[label]!;
+      let values = this.#labelStats.get(label);
+      if (values === undefined) {
+        values = new Map();
+        this.#labelStats.set(label, values);
+      }
+      const figures = values.get(value);
+      if (figures === undefined) values.set(value, { requests: 1, bytes: run.bytes });
+      else {
+        figures.requests++;
+        figures.bytes += run.bytes;
+      }
+    }
   }
 
   /**
@@ -708,8 +950,8 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
     if (abort) run.controller?.abort(result);
     run.controller = undefined;
     const shard = run.shard!;
-    this.#release(run, shard);
     const latencyMs = this.clock.now() - run.attemptStartMs;
+    this.#release(run, shard, latencyMs, !ok && isDrop(result, this.#retry));
     if (ok) {
       shard.successes++;
       shard.ewma.observe(latencyMs);
@@ -725,11 +967,26 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
     this.#pump();
   }
 
-  #release(run: Run<T>, shard: Shard<T>): void {
+  /**
+   * Frees the attempt's slot; with a sample (`rttMs`), feeds the shard's adaptive limit first.
+   * Availability may change both ways (a freed slot, a lower limit): `#blocked` follows.
+   */
+  #release(run: Run<T>, shard: Shard<T>, rttMs?: number, dropped = false): void {
     this.#inFlight--;
     const before = this.#available(shard);
+    if (rttMs !== undefined && shard.limiter !== undefined) {
+      shard.limiter.onSample({ rttMs, inFlight: shard.inflight.count, dropped });
+      const next = Math.max(1, Math.floor(shard.limiter.limit));
+      if (next !== shard.limit) {
+        const previous = shard.limit;
+        shard.limit = next;
+        if (this.listenerCount('limit') > 0)
+          this.emit('limit', { shardId: shard.id, limit: next, previous });
+      }
+    }
     shard.inflight.end(run.bytes);
-    if (!shard.removed && !before && this.#available(shard)) this.#blocked--;
+    const after = this.#available(shard);
+    if (!shard.removed && before !== after) this.#blocked += after ? -1 : 1;
     if (shard.removed && shard.inFlight === 0) {
       const resolve = this.#removals.get(shard);
       if (resolve !== undefined) {
@@ -860,6 +1117,13 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
       if (this.listenerCount('drained') > 0) this.emit('drained');
     }
   }
+}
+
+/** A failure that tells an adaptive limit to back off: timeout, push-back, or the shard's fault. */
+function isDrop(error: unknown, retry: ResolvedRetryOptions | false): boolean {
+  if (error instanceof TimeoutError || error instanceof PushBackError) return true;
+  if (error instanceof ShardRemovedError || error instanceof BalancerClosedError) return false;
+  return retry === false ? true : retry.retryable(error);
 }
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {

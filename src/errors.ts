@@ -16,7 +16,9 @@ export type ShardwiseErrorCode =
   | 'SHARDWISE_MISSING_KEY'
   | 'SHARDWISE_PICKER'
   | 'SHARDWISE_PUSH_BACK'
-  | 'SHARDWISE_SHARD_REMOVED';
+  | 'SHARDWISE_SHARD_REMOVED'
+  | 'SHARDWISE_WRITE_FAILED'
+  | 'SHARDWISE_HTTP';
 
 /** Every error shardwise throws has these. */
 export interface ShardwiseErrorLike extends Error {

@@ -59,6 +59,24 @@ export interface SaturatedEvent {
   maxQueued: number;
 }
 
+/** Why an attempt went where it went (an audit trail for routing rules). */
+export interface RouteEvent {
+  shardId: string;
+  attempt: number;
+  /** The run's hard rule, if any. */
+  requirement: Readonly<Record<string, string | readonly string[]>> | undefined;
+  /** Index of the `prefer` tier used, or undefined without tiers. */
+  tier: number | undefined;
+  reason: 'direct' | 'preferred' | 'spill:saturated' | 'spill:unhealthy';
+}
+
+/** A shard's adaptive concurrency limit moved. */
+export interface LimitEvent {
+  shardId: string;
+  limit: number;
+  previous: number;
+}
+
 /** Membership change. */
 export interface ShardEvent {
   shardId: string;
@@ -72,6 +90,7 @@ export interface ShardEvent {
  */
 export interface BalancerEvents {
   pick: [PickEvent];
+  route: [RouteEvent];
   success: [SuccessEvent];
   failure: [FailureEvent];
   retry: [RetryEvent];
@@ -83,6 +102,7 @@ export interface BalancerEvents {
   ready: [];
   /** Every admitted run has settled. */
   drained: [];
+  limit: [LimitEvent];
   shardAdded: [ShardEvent];
   shardRemoved: [ShardEvent & { drained: boolean }];
 }

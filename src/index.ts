@@ -31,8 +31,18 @@ export type * from './events.js';
 export type { RetryBudgetOptions } from './health/budget.js';
 export type { HealthOptions } from './health/options.js';
 export { defaultRetryable, provesNotSent, type RetryOptions } from './health/retry.js';
+export * from './limits/index.js';
 export { PeakEwma } from './load/ewma.js';
 export type { BalancerOptions } from './options.js';
+export type { Requirement } from './routing/requirement.js';
 export * from './pickers/index.js';
 export { systemClock } from './runtime.js';
+export {
+  type IngestOptions,
+  type IngestProgress,
+  type IngestSummary,
+  type RecordOptions,
+  type SendFn,
+  WriteFailedError,
+} from './stream.js';
 export type * from './types.js';

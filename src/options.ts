@@ -9,6 +9,8 @@ import {
   type RetryOptions,
   resolveRetryOptions,
 } from './health/retry.js';
+import type { ConcurrencyLimit, LimitFactory } from './limits/types.js';
+import type { Requirement } from './routing/requirement.js';
 import type { Clock, Picker, RandomSource, ShardSpec } from './types.js';
 import {
   checkKnownKeys,
@@ -26,8 +28,11 @@ export interface BalancerOptions<T = unknown> {
   shards: ShardSpec<T>[];
   /** The strategy (default `peakEwma()`). */
   picker?: Picker;
-  /** Calls one shard may have outstanding (default 32). A shard at its cap is not offered. */
-  maxInFlightPerShard?: number;
+  /**
+   * Calls one shard may have outstanding (default 32): a number, or an adaptive limit factory
+   * (`aimd()`, `gradient()`), one instance per shard. A shard at its cap is not offered.
+   */
+  maxInFlightPerShard?: number | LimitFactory | ConcurrencyLimit;
   /** Calls outstanding across all shards (default Infinity). */
   maxInFlight?: number;
   /** Runs that may wait for a slot before `ready()` waits / `run` rejects (default 1 000). */
@@ -44,6 +49,19 @@ export interface BalancerOptions<T = unknown> {
   clock?: Clock;
   /** Uniform random source in [0, 1) (default: a fast PRNG seeded from entropy). */
   random?: RandomSource;
+  /**
+   * Derives each run's hard routing rule from its `meta` (see `RunOptions.meta`). Returning
+   * undefined means no rule. A rule is never broken: not by retries, panic mode or spill.
+   */
+  policy?: (meta: unknown) => Requirement | undefined;
+  /**
+   * Soft preference: tiers of shards in order (`[{ site: 'onprem' }, { site: 'cloud' }]`). A run
+   * goes to the first tier with healthy shards that has room; it spills to the next when the tier
+   * is unhealthy, or saturated for longer than `spillAfterMs`. Shards in no tier form a last one.
+   */
+  prefer?: Requirement[];
+  /** How long a run waits for a saturated tier before it spills to the next, ms (default 0). */
+  spillAfterMs?: number;
 }
 
 export const BALANCER_DEFAULTS = {
@@ -66,14 +84,20 @@ const KNOWN = [
   'health',
   'clock',
   'random',
+  'policy',
+  'prefer',
+  'spillAfterMs',
 ];
 
 export interface ResolvedOptions {
   maxInFlightPerShard: number;
+  /** Makes each shard's adaptive limit; undefined for a fixed cap. */
+  limitFactory: LimitFactory | undefined;
   maxInFlight: number;
   maxQueued: number;
   overflow: 'wait' | 'reject';
   timeoutMs: number;
+  spillAfterMs: number;
   retry: ResolvedRetryOptions | false;
   health: ResolvedHealthOptions | false;
 }
@@ -93,11 +117,18 @@ export function resolveOptions(
     fn('clock.setTimer', o.clock.setTimer);
   }
   if (o.random !== undefined) fn('random', o.random);
+  if (o.policy !== undefined) fn('policy', o.policy);
+  if (o.prefer !== undefined && (!Array.isArray(o.prefer) || o.prefer.length === 0)) {
+    throw new ConfigError('prefer', 'must be a non-empty array of label requirements', o.prefer);
+  }
+  const perShard = o.maxInFlightPerShard;
+  const limitFactory = resolveLimit(perShard);
   return {
+    limitFactory,
     maxInFlightPerShard:
-      o.maxInFlightPerShard === undefined
+      perShard === undefined || limitFactory !== undefined
         ? BALANCER_DEFAULTS.maxInFlightPerShard
-        : positiveInt('maxInFlightPerShard', o.maxInFlightPerShard, true),
+        : positiveInt('maxInFlightPerShard', perShard, true),
     maxInFlight:
       o.maxInFlight === undefined
         ? BALANCER_DEFAULTS.maxInFlight
@@ -111,9 +142,30 @@ export function resolveOptions(
       o.timeoutMs === undefined
         ? BALANCER_DEFAULTS.timeoutMs
         : checkTimeout('timeoutMs', o.timeoutMs),
+    spillAfterMs: o.spillAfterMs === undefined ? 0 : duration('spillAfterMs', o.spillAfterMs),
     retry: resolveRetryOptions(o.retry),
     health: resolveHealthOptions(o.health),
   };
+}
+
+/**
+ * A function is a limit factory; an object with `limit` and `onSample` is a limit shared by
+ * every shard unless it offers `clone()`, which then makes one per shard.
+ */
+function resolveLimit(value: unknown): LimitFactory | undefined {
+  if (typeof value === 'function') return value as LimitFactory;
+  if (typeof value === 'object' && value !== null) {
+    const limit = value as ConcurrencyLimit & { clone?: () => ConcurrencyLimit };
+    if (typeof limit.onSample !== 'function' || typeof limit.limit !== 'number') {
+      throw new ConfigError(
+        'maxInFlightPerShard',
+        'must be a positive integer, a limit factory such as aimd(), or a ConcurrencyLimit',
+        value,
+      );
+    }
+    return typeof limit.clone === 'function' ? () => limit.clone!() : () => limit;
+  }
+  return undefined;
 }
 
 export function checkTimeout(field: string, value: unknown): number {

@@ -1,3 +1,4 @@
+import type { ConcurrencyLimit } from './limits/types.js';
 import { PeakEwma } from './load/ewma.js';
 import { InFlight } from './load/inflight.js';
 import { PushBack } from './load/pushback.js';
@@ -19,11 +20,15 @@ export class Shard<T = unknown> implements ShardState<T> {
   index: number;
   limit: number;
 
+  /** The adaptive limit that sets `limit`, if any. */
+  readonly limiter: ConcurrencyLimit | undefined;
   readonly inflight = new InFlight();
   readonly ewma: PeakEwma;
   readonly pushBack: PushBack;
 
   health: HealthState = 'healthy';
+  /** Index of the first `prefer` tier the shard belongs to (the last tier when none). */
+  tier = 0;
   removed = false;
   /** Consecutive failures since the last success (outlier detection). */
   consecutiveFailures = 0;
@@ -38,14 +43,21 @@ export class Shard<T = unknown> implements ShardState<T> {
   failures = 0;
   successes = 0;
 
-  constructor(spec: ShardSpec<T>, index: number, limit: number, clock: Clock, ewma: EwmaOptions) {
+  constructor(
+    spec: ShardSpec<T>,
+    index: number,
+    limit: number | ConcurrencyLimit,
+    clock: Clock,
+    ewma: EwmaOptions,
+  ) {
     this.id = spec.id;
     this.target = spec.target;
     this.weight = spec.weight ?? 1;
     this.zone = spec.zone;
     this.labels = Object.freeze({ ...(spec.labels ?? {}) });
     this.index = index;
-    this.limit = limit;
+    this.limiter = typeof limit === 'number' ? undefined : limit;
+    this.limit = typeof limit === 'number' ? limit : Math.max(1, Math.floor(limit.limit));
     this.ewma = new PeakEwma(clock, ewma);
     this.pushBack = new PushBack(clock);
   }

@@ -1,0 +1,101 @@
+import { checkKnownKeys, checkObject, inRange, positiveFinite, positiveInt } from '../validate.js';
+import { checkBounds } from './aimd.js';
+import type { ConcurrencyLimit, LimitFactory, LimitSample } from './types.js';
+
+/** Options of {@link gradient}. */
+export interface GradientOptions {
+  /** Starting limit (default 20). */
+  initial?: number;
+  /** Floor (default 1). */
+  min?: number;
+  /** Ceiling (default 200). */
+  max?: number;
+  /** Weight of a new limit against the old, in (0, 1] (default 0.2). */
+  smoothing?: number;
+  /** Samples the long-term RTT baseline averages over (default 600). */
+  longWindow?: number;
+  /** How much slower than the baseline the short-term RTT may be before the limit shrinks (default 1.5). */
+  tolerance?: number;
+  /** Head-room added each sample so the limit can grow and probe (default 4). */
+  queueSize?: number;
+}
+
+export const GRADIENT_DEFAULTS: Required<GradientOptions> = {
+  initial: 20,
+  min: 1,
+  max: 200,
+  smoothing: 0.2,
+  longWindow: 600,
+  tolerance: 1.5,
+  queueSize: 4,
+};
+
+/**
+ * Latency-based limit after Netflix's Gradient2: a long-term RTT baseline (an EWMA over
+ * `longWindow` samples) against the latest RTT. gradient = clamp(tolerance × long / short, 0.5, 1);
+ * new = limit × gradient + queueSize, smoothed by `smoothing`. When latency rises above the
+ * tolerated baseline the limit shrinks; while it holds, the limit grows by the queue head-room.
+ * It does not grow while the limit is not in use (in-flight under half of it), and after a drop
+ * it takes the gradient floor (0.5) at once. When the baseline drifts far above the short RTT
+ * (a recovered shard), it decays towards it so the limit can recover.
+ */
+export class GradientLimit implements ConcurrencyLimit {
+  private value: number;
+  private longRtt = 0;
+  private samples = 0;
+  private readonly o: Required<GradientOptions>;
+
+  constructor(options: Required<GradientOptions>) {
+    this.o = options;
+    this.value = options.initial;
+  }
+
+  get limit(): number {
+    return Math.floor(this.value);
+  }
+
+  onSample({ rttMs, inFlight, dropped }: LimitSample): void {
+    const o = this.o;
+    const shortRtt = Math.max(rttMs, 1e-3);
+    this.samples++;
+    if (this.samples === 1) this.longRtt = shortRtt;
+    else {
+      const factor = 2 / (Math.min(this.samples, o.longWindow) + 1);
+      this.longRtt = this.longRtt * (1 - factor) + shortRtt * factor;
+    }
+    if (this.longRtt / shortRtt > 2) this.longRtt *= 0.95;
+    if (!dropped && inFlight * 2 < this.value) return;
+    const gradient = dropped
+      ? 0.5
+      : Math.max(0.5, Math.min(1, (o.tolerance * this.longRtt) / shortRtt));
+    const target = this.value * gradient + o.queueSize;
+    const next = this.value * (1 - o.smoothing) + target * o.smoothing;
+    this.value = Math.min(o.max, Math.max(o.min, next));
+  }
+}
+
+/**
+ * A factory of {@link GradientLimit}s, one per shard.
+ *
+ * @example
+ * new Balancer({ shards, maxInFlightPerShard: gradient({ max: 64 }) });
+ */
+export function gradient(options: GradientOptions = {}): LimitFactory {
+  checkObject('gradient options', options);
+  checkKnownKeys('gradient', options, Object.keys(GRADIENT_DEFAULTS));
+  const o = { ...GRADIENT_DEFAULTS };
+  if (options.initial !== undefined) o.initial = positiveInt('gradient.initial', options.initial);
+  if (options.min !== undefined) o.min = positiveInt('gradient.min', options.min);
+  if (options.max !== undefined) o.max = positiveInt('gradient.max', options.max);
+  if (options.smoothing !== undefined)
+    o.smoothing = inRange('gradient.smoothing', options.smoothing, 0.001, 1);
+  if (options.longWindow !== undefined)
+    o.longWindow = positiveInt('gradient.longWindow', options.longWindow);
+  if (options.tolerance !== undefined) {
+    o.tolerance = positiveFinite('gradient.tolerance', options.tolerance);
+  }
+  if (options.queueSize !== undefined)
+    o.queueSize = inRange('gradient.queueSize', options.queueSize, 0, 1e6);
+  checkBounds('gradient', o.initial, o.min, o.max);
+  return () => new GradientLimit(o);
+}

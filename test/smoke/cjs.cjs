@@ -1,0 +1,29 @@
+// Requires the built package from CommonJS by its own name and runs one write; checks that an
+// error made by the ESM copy is recognised by the CJS copy (the brand survives two copies).
+const assert = require('node:assert/strict');
+const { Balancer, ConfigError, roundRobin } = require('shardwise');
+const { seededRandom } = require('shardwise/testing');
+
+async function main() {
+  const balancer = new Balancer({
+    shards: [{ id: 'a', target: 'A' }],
+    picker: roundRobin(),
+    random: seededRandom(2),
+  });
+  assert.equal(await balancer.run(async (shard) => shard.target), 'A');
+  const esm = await import('shardwise');
+  let fromEsm;
+  try {
+    new esm.Balancer({ shards: 'nope' });
+  } catch (error) {
+    fromEsm = error;
+  }
+  assert.ok(fromEsm instanceof ConfigError, 'an ESM ConfigError is a CJS ConfigError');
+  await balancer.close();
+  console.log('smoke cjs: ok');
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
