@@ -16,7 +16,12 @@ import {
 import type { BalancerEvents } from './events.js';
 import { RetryBudget } from './health/budget.js';
 import { OutlierDetector } from './health/outlier.js';
-import { backoffDelay, provesNotSent, type ResolvedRetryOptions } from './health/retry.js';
+import {
+  backoffDelay,
+  defaultRetryable,
+  provesNotSent,
+  type ResolvedRetryOptions,
+} from './health/retry.js';
 import {
   type BalancerOptions,
   checkShardList,
@@ -131,6 +136,33 @@ export interface BalancerStats {
 
 type RunState = 'queued' | 'running' | 'backoff' | 'settled';
 
+/**
+ * What `fn` receives. The `AbortController` behind `signal` is made only when `fn` reads the
+ * signal: most calls never abort, and a controller per attempt was a third of `run()`'s cost.
+ */
+class AttemptContext implements RunContext {
+  #controller: AbortController | undefined;
+  #reason: unknown;
+  #aborted = false;
+
+  constructor(readonly attempt: number) {}
+
+  get signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      if (this.#aborted) this.#controller.abort(this.#reason);
+    }
+    return this.#controller.signal;
+  }
+
+  abort(reason: unknown): void {
+    if (this.#aborted) return;
+    this.#aborted = true;
+    this.#reason = reason;
+    this.#controller?.abort(reason);
+  }
+}
+
 /** One admitted run. A class so every run has the same shape (one hidden class on the hot path). */
 class Run<T> implements QueueNode {
   prev: QueueNode | undefined = undefined;
@@ -141,7 +173,7 @@ class Run<T> implements QueueNode {
   /** Bumped when an attempt ends, so a late settlement of an old attempt is ignored. */
   token = 0;
   shard: Shard<T> | undefined = undefined;
-  controller: AbortController | undefined = undefined;
+  ctx: AttemptContext | undefined = undefined;
   cancelTimer: (() => void) | undefined = undefined;
   attemptStartMs = 0;
   tried: Shard<T>[] | undefined = undefined;
@@ -193,6 +225,8 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
   readonly #options: ResolvedOptions;
   readonly #ewma: EwmaOptions;
   readonly #retry: ResolvedRetryOptions | false;
+  /** Retry classifier (the default one when retries are off): also decides health failures. */
+  readonly #classify: (error: unknown) => boolean;
   readonly #budget: RetryBudget | undefined;
   readonly #outliers: OutlierDetector | undefined;
   readonly #queue = new RunQueue<Run<T>>();
@@ -216,6 +250,12 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
   #readyWait: { promise: Promise<void>; resolve: () => void } | undefined;
   #drainWait: { promise: Promise<void>; resolve: () => void } | undefined;
   readonly #removals = new Map<Shard<T>, () => void>();
+  /**
+   * The clock read once per pick (and per attempt end): load figures decay with it, so a
+   * Peak-EWMA pick costs no clock read per shard.
+   */
+  #tick = 0;
+  readonly #tickClock: Clock;
   readonly #policy: ((meta: unknown) => Requirement | undefined) | undefined;
   #tiers: CompiledRequirement[] | undefined;
   readonly #tierStats: { tier: number; requests: number; bytes: number }[] = [];
@@ -229,9 +269,16 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
     checkShardList('shards', options.shards);
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? entropyRandom();
+    const clock = this.clock;
+    this.#tick = clock.now();
+    this.#tickClock = {
+      now: () => this.#tick,
+      setTimer: (fn, ms, bg) => clock.setTimer(fn, ms, bg),
+    };
     this.picker = options.picker ?? peakEwma();
     this.#ewma = this.picker.ewma ?? {};
     this.#retry = this.#options.retry;
+    this.#classify = this.#retry === false ? defaultRetryable : this.#retry.retryable;
     this.#budget =
       this.#retry !== false && this.#retry.budget !== false
         ? new RetryBudget(this.#retry.budget, this.clock)
@@ -349,7 +396,8 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
         return;
       }
       this.#enqueue(run, false);
-      if (this.#tiers !== undefined) this.#pump(); // a tier may spill at once (spillAfterMs 0)
+      // Runs held back by a rule or a tier do not block the others: this one may fit now.
+      if (this.#tiers !== undefined || this.#queue.head!.requirement !== undefined) this.#pump();
     });
   }
 
@@ -461,6 +509,7 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
 
   /** The shards as pickers see them, in membership order. */
   get shards(): readonly ShardState<T>[] {
+    this.#tick = this.clock.now();
     return this.#shards;
   }
 
@@ -529,6 +578,7 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
 
   /** A plain snapshot of the balancer's figures. */
   stats(): BalancerStats {
+    this.#tick = this.clock.now();
     return {
       queued: this.#queue.size,
       inFlight: this.#inFlight,
@@ -562,7 +612,7 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
 
   #newShard(spec: ShardSpec<T>, index: number): Shard<T> {
     const limit = this.#options.limitFactory?.() ?? this.#options.maxInFlightPerShard;
-    return new Shard<T>(spec, index, limit, this.clock, this.#ewma);
+    return new Shard<T>(spec, index, limit, this.#tickClock, this.#ewma);
   }
 
   /** Makes `shards` the membership: indexes, picker rebuild, availability. */
@@ -761,6 +811,7 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
       );
       return undefined;
     }
+    this.#tick = this.clock.now();
     const candidates = this.#candidates(run);
     if (candidates.length === 0) {
       const rule = run.requirement;
@@ -879,9 +930,9 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
     shard.inflight.start(run.bytes);
     shard.requests++;
     if (!this.#available(shard)) this.#blocked++;
-    const controller = new AbortController();
-    run.controller = controller;
-    run.attemptStartMs = this.clock.now();
+    const ctx = new AttemptContext(run.attempt);
+    run.ctx = ctx;
+    run.attemptStartMs = this.#tick; // set by #select just before
     const token = run.token;
     if (run.timeoutMs !== Number.POSITIVE_INFINITY) {
       run.cancelTimer = this.clock.setTimer(() => {
@@ -904,7 +955,7 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
     }
     let promise: Promise<unknown>;
     try {
-      promise = run.fn(shard, { signal: controller.signal, attempt: run.attempt });
+      promise = run.fn(shard, ctx);
     } catch (error) {
       promise = Promise.reject(error);
     }
@@ -947,11 +998,12 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
     run.token++;
     run.cancelTimer?.();
     run.cancelTimer = undefined;
-    if (abort) run.controller?.abort(result);
-    run.controller = undefined;
+    if (abort) run.ctx?.abort(result);
+    run.ctx = undefined;
     const shard = run.shard!;
-    const latencyMs = this.clock.now() - run.attemptStartMs;
-    this.#release(run, shard, latencyMs, !ok && isDrop(result, this.#retry));
+    this.#tick = this.clock.now();
+    const latencyMs = this.#tick - run.attemptStartMs;
+    this.#release(run, shard, latencyMs, !ok && isDrop(result, this.#classify(result)));
     if (ok) {
       shard.successes++;
       shard.ewma.observe(latencyMs);
@@ -999,22 +1051,20 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
   #attemptFailed(run: Run<T>, shard: Shard<T>, error: unknown, latencyMs: number): void {
     const retry = this.#retry;
     const pushBack = error instanceof PushBackError ? error : undefined;
-    const retryable = retry !== false && retry.retryable(error);
+    // The classifier says both whether another shard may help and whether this one is at
+    // fault; health uses it even when retries are off.
+    const retryable = this.#classify(error);
     if (pushBack !== undefined) {
       // A signal of load, not of ill health: the shard costs more for a while.
       shard.pushBack.hold(pushBack.retryAfterMs);
-    } else if (
-      retryable &&
-      !(error instanceof ShardRemovedError) &&
-      !(error instanceof BalancerClosedError)
-    ) {
+    } else if (isShardFault(error, retryable)) {
       shard.failures++;
       shard.ewma.observe(latencyMs);
       this.#outliers?.onFailure(shard);
     } else {
       shard.failures++;
     }
-    const record = { shardId: shard.id, error, elapsedMs: this.clock.now() - run.admittedMs };
+    const record = { shardId: shard.id, error, elapsedMs: this.#tick - run.admittedMs };
     if (run.records === undefined) run.records = [record];
     else run.records.push(record);
     if (run.tried === undefined) run.tried = [shard];
@@ -1080,8 +1130,8 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
       run.token++;
       run.cancelTimer?.();
       run.cancelTimer = undefined;
-      run.controller?.abort(reason);
-      run.controller = undefined;
+      run.ctx?.abort(reason);
+      run.ctx = undefined;
       this.#release(run, run.shard!);
       this.#settle(run, false, reason);
       this.#pump();
@@ -1120,10 +1170,15 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
 }
 
 /** A failure that tells an adaptive limit to back off: timeout, push-back, or the shard's fault. */
-function isDrop(error: unknown, retry: ResolvedRetryOptions | false): boolean {
-  if (error instanceof TimeoutError || error instanceof PushBackError) return true;
-  if (error instanceof ShardRemovedError || error instanceof BalancerClosedError) return false;
-  return retry === false ? true : retry.retryable(error);
+function isDrop(error: unknown, retryable: boolean): boolean {
+  return error instanceof PushBackError || isShardFault(error, retryable);
+}
+
+/** A failure that counts against the shard's health: retryable, and not of our own making. */
+function isShardFault(error: unknown, retryable: boolean): boolean {
+  return (
+    retryable && !(error instanceof ShardRemovedError) && !(error instanceof BalancerClosedError)
+  );
 }
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {

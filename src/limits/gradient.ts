@@ -35,8 +35,8 @@ export const GRADIENT_DEFAULTS: Required<GradientOptions> = {
  * `longWindow` samples) against the latest RTT. gradient = clamp(tolerance × long / short, 0.5, 1);
  * new = limit × gradient + queueSize, smoothed by `smoothing`. When latency rises above the
  * tolerated baseline the limit shrinks; while it holds, the limit grows by the queue head-room.
- * It does not grow while the limit is not in use (in-flight under half of it), and after a drop
- * it takes the gradient floor (0.5) at once. When the baseline drifts far above the short RTT
+ * It does not grow while the limit is not in use (in-flight under half of it), and a drop
+ * (timeout, push-back, failure) targets half the limit with no head-room. When the baseline drifts far above the short RTT
  * (a recovered shard), it decays towards it so the limit can recover.
  */
 export class GradientLimit implements ConcurrencyLimit {
@@ -65,10 +65,11 @@ export class GradientLimit implements ConcurrencyLimit {
     }
     if (this.longRtt / shortRtt > 2) this.longRtt *= 0.95;
     if (!dropped && inFlight * 2 < this.value) return;
-    const gradient = dropped
-      ? 0.5
-      : Math.max(0.5, Math.min(1, (o.tolerance * this.longRtt) / shortRtt));
-    const target = this.value * gradient + o.queueSize;
+    // A drop halves the target and grants no head-room: loss means the shard is past its limit.
+    const target = dropped
+      ? this.value * 0.5
+      : this.value * Math.max(0.5, Math.min(1, (o.tolerance * this.longRtt) / shortRtt)) +
+        o.queueSize;
     const next = this.value * (1 - o.smoothing) + target * o.smoothing;
     this.value = Math.min(o.max, Math.max(o.min, next));
   }

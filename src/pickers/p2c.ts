@@ -6,14 +6,21 @@ import { checkKnownKeys, checkObject, oneOf } from '../validate.js';
 export interface P2COptions {
   /**
    * What "less loaded" means: `'inFlight'` (calls outstanding, default) or `'ewma'` (Peak-EWMA
-   * cost: latency estimate × (in-flight + 1)). Either is divided by the shard's weight.
+   * cost: latency estimate × (in-flight + 1)) or `'bytes'` (bytes outstanding, for runs that
+   * declare `bytes`: uploads that differ in size by orders of magnitude). Each is divided by the
+   * shard's weight.
    */
-  load?: 'inFlight' | 'ewma';
+  load?: 'inFlight' | 'ewma' | 'bytes';
 }
 
 /** (in-flight + 1) ÷ weight; the +1 lets weights separate two idle shards. */
 export function inFlightLoad(shard: ShardState): number {
   return (shard.load + 1) / shard.weight;
+}
+
+/** (bytes in flight + 1) ÷ weight, plus the push-back penalty. */
+export function bytesLoad(shard: ShardState): number {
+  return (shard.bytesInFlight + 1 + (shard.load - shard.inFlight)) / shard.weight;
 }
 
 /** Peak-EWMA cost ÷ weight. */
@@ -34,11 +41,12 @@ export function p2c(options: P2COptions = {}): Picker {
   checkObject('p2c options', options);
   checkKnownKeys('p2c', options, ['load']);
   const mode =
-    options.load === undefined ? 'inFlight' : oneOf('p2c.load', options.load, ['inFlight', 'ewma']);
-  return twoChoices(
-    mode === 'ewma' ? 'p2c:ewma' : 'p2c',
-    mode === 'ewma' ? ewmaLoad : inFlightLoad,
-  );
+    options.load === undefined
+      ? 'inFlight'
+      : oneOf('p2c.load', options.load, ['inFlight', 'ewma', 'bytes']);
+  if (mode === 'ewma') return twoChoices('p2c:ewma', ewmaLoad);
+  if (mode === 'bytes') return twoChoices('p2c:bytes', bytesLoad);
+  return twoChoices('p2c', inFlightLoad);
 }
 
 /** The P2C pick over any load function (shared by `p2c` and `peakEwma`). */

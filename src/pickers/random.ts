@@ -1,4 +1,4 @@
-import type { Picker } from '../types.js';
+import type { Picker, ShardState } from '../types.js';
 
 /**
  * A uniformly random shard, in proportion to weight when weights differ. Stateless; the load it
@@ -8,18 +8,32 @@ import type { Picker } from '../types.js';
  * new Balancer({ shards, picker: random() });
  */
 export function random(): Picker {
+  // For the full membership the weights are summed once, in rebuild; subsets are summed per pick.
+  let members: readonly ShardState[] | undefined;
+  let membersTotal = 0;
+  let membersUniform = true;
   return {
     name: 'random',
+    rebuild(shards) {
+      members = shards;
+      const summed = sumWeights(shards);
+      membersTotal = summed.total;
+      membersUniform = summed.uniform;
+    },
     pick(shards, request) {
       const n = shards.length;
       if (n <= 1) return shards[0];
-      const first = shards[0]!.weight;
-      let total = 0;
-      let uniform = true;
-      for (let i = 0; i < n; i++) {
-        const w = shards[i]!.weight;
-        total += w;
-        if (w !== first) uniform = false;
+      let total = membersTotal;
+      let uniform = membersUniform;
+      if (shards !== members) {
+        total = 0;
+        uniform = true;
+        const first = shards[0]!.weight;
+        for (let i = 0; i < n; i++) {
+          const w = shards[i]!.weight;
+          total += w;
+          if (w !== first) uniform = false;
+        }
       }
       if (uniform) return shards[(request.random() * n) | 0];
       let point = request.random() * total;
@@ -30,4 +44,15 @@ export function random(): Picker {
       return shards[n - 1];
     },
   };
+}
+
+function sumWeights(shards: readonly ShardState[]): { total: number; uniform: boolean } {
+  let total = 0;
+  let uniform = true;
+  const first = shards[0]?.weight;
+  for (const shard of shards) {
+    total += shard.weight;
+    if (shard.weight !== first) uniform = false;
+  }
+  return { total, uniform };
 }

@@ -31,10 +31,15 @@ export class ManualClock implements Clock {
 
   setTimer(fn: () => void, ms: number): () => void {
     const timer: Timer = { at: this.time + Math.max(0, ms), seq: this.seq++, fn, cancelled: false };
-    // Keep sorted by (at, seq); timers are few, insertion from the back is cheap.
-    let i = this.timers.length;
-    while (i > 0 && this.timers[i - 1]!.at > timer.at) i--;
-    this.timers.splice(i, 0, timer);
+    // Keep sorted by (at, seq): binary search for the first timer due later than this one.
+    let lo = 0;
+    let hi = this.timers.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.timers[mid]!.at > timer.at) hi = mid;
+      else lo = mid + 1;
+    }
+    this.timers.splice(lo, 0, timer);
     return () => {
       timer.cancelled = true;
     };

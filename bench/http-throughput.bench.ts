@@ -1,0 +1,335 @@
+/**
+ * HTTP transport throughput and tail latency, one run, interleaved rounds, ratios against peers.
+ *
+ *   npx tsx bench/http-throughput.bench.ts
+ *
+ * 8 loopback shards in a child process (bench/http-fixtures/servers.mjs); 1 KiB POSTs at
+ * concurrency 64, closed loop; every contender reads each response body in full.
+ *
+ * 1. Throughput (shards answer at once): createHttpBalancer (p2c, peakEwma) vs a hand-written
+ *    round robin over 8 raw undici Pools (the limit; goal ≥ 0.95×) and undici BalancedPool
+ *    (goal ≥ 1×).
+ * 2. One shard 10× slow (10 ms vs 1 ms): p99 of peakEwma vs round robin and BalancedPool (goal
+ *    ≤ 1/5), and vs peakEwma's own p99 with no slow shard (goal ≤ 1.3×).
+ * 3. Keep-alive (pipelining 1) vs a new connection per request (pipelining 0): throughput ratio.
+ *
+ * A hand-rolled closed loop, not mitata: a concurrency-64 HTTP round is a macro benchmark whose
+ * figures (req/s, p99) mitata's per-call timing does not give.
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import { BalancedPool, Pool } from 'undici';
+import { createHttpBalancer } from '../src/http/index.js';
+import { p2c, peakEwma } from '../src/pickers/index.js';
+
+const SHARDS = 8;
+const CONCURRENCY = 64;
+const CONNECTIONS = 8;
+const REQUESTS = 20_000;
+const ROUNDS = 3;
+const BODY = Buffer.alloc(1024, 97);
+const HEADERS = { 'content-type': 'application/octet-stream' };
+
+interface Contender {
+  name: string;
+  /** Sends one request and reads its response in full. */
+  send(): Promise<void>;
+  close(): Promise<void>;
+}
+
+type Factory = () => Contender;
+
+// ——— the shard process ———
+
+function startShards(): Promise<{ child: ChildProcess; origins: string[] }> {
+  const child = fork(new URL('./http-fixtures/servers.mjs', import.meta.url), [String(SHARDS)], {
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('message', (m: { type: string; ports: number[] }) => {
+      resolve({ child, origins: m.ports.map((p) => `http://127.0.0.1:${p}`) });
+    });
+  });
+}
+
+function ask<T>(child: ChildProcess, message: object): Promise<T> {
+  return new Promise((resolve) => {
+    child.once('message', (m: T) => resolve(m));
+    child.send(message);
+  });
+}
+
+// ——— contenders ———
+
+function shardwise(
+  origins: string[],
+  name: string,
+  picker: 'p2c' | 'peakEwma',
+  pipelining = 1,
+): Factory {
+  return () => {
+    const http = createHttpBalancer({
+      origins,
+      picker: picker === 'p2c' ? p2c() : peakEwma(),
+      connectionsPerShard: CONNECTIONS,
+      pipelining,
+      maxQueued: CONCURRENCY * 2,
+    });
+    return {
+      name,
+      async send() {
+        const res = await http.request({
+          method: 'POST',
+          path: '/ingest',
+          body: BODY,
+          headers: HEADERS,
+          idempotent: true,
+        });
+        if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}`);
+      },
+      close: () => http.close(),
+    };
+  };
+}
+
+function rawRoundRobin(origins: string[]): Factory {
+  return () => {
+    const pools = origins.map((o) => new Pool(o, { connections: CONNECTIONS, pipelining: 1 }));
+    let next = 0;
+    return {
+      name: 'raw undici RR (8 Pools)',
+      async send() {
+        const pool = pools[next]!;
+        next = next + 1 === pools.length ? 0 : next + 1;
+        const res = await pool.request({
+          method: 'POST',
+          path: '/ingest',
+          body: BODY,
+          headers: HEADERS,
+        });
+        await res.body.arrayBuffer();
+        if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}`);
+      },
+      close: async () => {
+        await Promise.all(pools.map((p) => p.close()));
+      },
+    };
+  };
+}
+
+function balancedPool(origins: string[]): Factory {
+  return () => {
+    const pool = new BalancedPool(origins, { connections: CONNECTIONS, pipelining: 1 });
+    return {
+      name: 'undici BalancedPool',
+      async send() {
+        const res = await pool.request({
+          method: 'POST',
+          path: '/ingest',
+          body: BODY,
+          headers: HEADERS,
+        });
+        await res.body.arrayBuffer();
+        if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}`);
+      },
+      close: () => pool.close(),
+    };
+  };
+}
+
+// ——— the loop ———
+
+interface Result {
+  rps: number;
+  p50: number;
+  p99: number;
+}
+
+async function round(factory: Factory, total: number): Promise<Result> {
+  const contender = factory();
+  const latencies = new Float64Array(total);
+  // Warm-up: open the connections and give peak EWMA its first samples.
+  await drive(contender, 2_000, undefined);
+  const start = performance.now();
+  await drive(contender, total, latencies);
+  const elapsed = performance.now() - start;
+  await contender.close();
+  latencies.sort();
+  return {
+    rps: (total / elapsed) * 1000,
+    p50: latencies[Math.floor(total * 0.5)]!,
+    p99: latencies[Math.floor(total * 0.99)]!,
+  };
+}
+
+async function drive(contender: Contender, total: number, latencies: Float64Array | undefined) {
+  let next = 0;
+  const deadline = performance.now() + 60_000;
+  const worker = async () => {
+    while (next < total) {
+      if (performance.now() > deadline) throw new Error('round took over 60 s');
+      const i = next++;
+      const t0 = performance.now();
+      await contender.send();
+      if (latencies !== undefined) latencies[i] = performance.now() - t0;
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+}
+
+/** Runs every factory once per round, rounds interleaved; returns the median of each figure. */
+async function interleaved(factories: Record<string, Factory>, total: number) {
+  const results: Record<string, Result[]> = {};
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const [key, factory] of Object.entries(factories)) {
+      (results[key] ??= []).push(await round(factory, total));
+    }
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const out: Record<string, Result> = {};
+  for (const [key, rs] of Object.entries(results)) {
+    out[key] = {
+      rps: median(rs.map((x) => x.rps)),
+      p50: median(rs.map((x) => x.p50)),
+      p99: median(rs.map((x) => x.p99)),
+    };
+  }
+  return out;
+}
+
+const fmt = (n: number, d = 0) =>
+  n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
+const row = (cells: string[]) => console.log(`| ${cells.join(' | ')} |`);
+
+async function main() {
+  const began = performance.now();
+  const { child, origins } = await startShards();
+  try {
+    console.log(
+      `node ${process.version}, ${SHARDS} loopback shards (child process), 1 KiB POSTs, concurrency ${CONCURRENCY}, ${CONNECTIONS} connections per shard, ${ROUNDS} interleaved rounds, medians\n`,
+    );
+
+    // 1. Throughput.
+    await ask(child, { type: 'delays', delays: new Array(SHARDS).fill(0) });
+    const t = await interleaved(
+      {
+        p2c: shardwise(origins, 'shardwise p2c', 'p2c'),
+        ewma: shardwise(origins, 'shardwise peakEwma', 'peakEwma'),
+        raw: rawRoundRobin(origins),
+        balanced: balancedPool(origins),
+      },
+      REQUESTS,
+    );
+    row([
+      'throughput (shards answer at once)',
+      'req/s',
+      'p50 ms',
+      'p99 ms',
+      'vs raw RR',
+      'vs BalancedPool',
+    ]);
+    row(['---', '---:', '---:', '---:', '---:', '---:']);
+    const names = {
+      p2c: 'shardwise p2c',
+      ewma: 'shardwise peakEwma',
+      raw: 'raw undici RR (8 Pools)',
+      balanced: 'undici BalancedPool',
+    } as const;
+    for (const key of ['p2c', 'ewma', 'raw', 'balanced'] as const) {
+      const r = t[key]!;
+      row([
+        names[key],
+        fmt(r.rps),
+        fmt(r.p50, 2),
+        fmt(r.p99, 2),
+        `${fmt(r.rps / t.raw!.rps, 3)}×`,
+        `${fmt(r.rps / t.balanced!.rps, 3)}×`,
+      ]);
+    }
+    console.log('goals: shardwise ≥ 0.95× raw RR, ≥ 1× BalancedPool\n');
+
+    // 2. One slow shard.
+    const SLOW_REQUESTS = 10_000;
+    await ask(child, { type: 'delays', delays: new Array(SHARDS).fill(1) });
+    const even = await interleaved(
+      { ewma: shardwise(origins, 'peakEwma', 'peakEwma') },
+      SLOW_REQUESTS,
+    );
+    const slowDelays = new Array(SHARDS).fill(1);
+    slowDelays[SHARDS - 1] = 10;
+    await ask(child, { type: 'delays', delays: slowDelays });
+    const s = await interleaved(
+      {
+        ewma: shardwise(origins, 'peakEwma', 'peakEwma'),
+        raw: rawRoundRobin(origins),
+        balanced: balancedPool(origins),
+      },
+      SLOW_REQUESTS,
+    );
+    row(['one shard 10× slow (10 ms vs 1 ms)', 'req/s', 'p50 ms', 'p99 ms', 'p99 ratio']);
+    row(['---', '---:', '---:', '---:', '---']);
+    const ew = s.ewma!;
+    row(['shardwise peakEwma', fmt(ew.rps), fmt(ew.p50, 2), fmt(ew.p99, 2), '1']);
+    row([
+      'raw undici RR (8 Pools)',
+      fmt(s.raw!.rps),
+      fmt(s.raw!.p50, 2),
+      fmt(s.raw!.p99, 2),
+      `peakEwma/RR = ${fmt(ew.p99 / s.raw!.p99, 3)} (goal ≤ 0.2)`,
+    ]);
+    row([
+      'undici BalancedPool',
+      fmt(s.balanced!.rps),
+      fmt(s.balanced!.p50, 2),
+      fmt(s.balanced!.p99, 2),
+      `peakEwma/BalancedPool = ${fmt(ew.p99 / s.balanced!.p99, 3)} (goal ≤ 0.2)`,
+    ]);
+    row([
+      'shardwise peakEwma, no slow shard',
+      fmt(even.ewma!.rps),
+      fmt(even.ewma!.p50, 2),
+      fmt(even.ewma!.p99, 2),
+      `slow/none = ${fmt(ew.p99 / even.ewma!.p99, 3)} (goal ≤ 1.3)`,
+    ]);
+    console.log('');
+
+    // 3. Keep-alive vs a new connection per request.
+    const KA_REQUESTS = 5_000;
+    await ask(child, { type: 'delays', delays: new Array(SHARDS).fill(0) });
+    const before = await ask<{ connections: number[] }>(child, { type: 'stats' });
+    const k = await interleaved(
+      {
+        keep: shardwise(origins, 'keep-alive', 'p2c', 1),
+        fresh: shardwise(origins, 'new connection', 'p2c', 0),
+      },
+      KA_REQUESTS,
+    );
+    const after = await ask<{ connections: number[] }>(child, { type: 'stats' });
+    const opened =
+      after.connections.reduce((a, b) => a + b, 0) - before.connections.reduce((a, b) => a + b, 0);
+    row(['keep-alive vs new connection per request', 'req/s', 'p50 ms', 'p99 ms', 'ratio']);
+    row(['---', '---:', '---:', '---:', '---:']);
+    row([
+      'shardwise p2c, keep-alive (pipelining 1)',
+      fmt(k.keep!.rps),
+      fmt(k.keep!.p50, 2),
+      fmt(k.keep!.p99, 2),
+      `${fmt(k.keep!.rps / k.fresh!.rps, 2)}×`,
+    ]);
+    row([
+      'shardwise p2c, new connection (pipelining 0)',
+      fmt(k.fresh!.rps),
+      fmt(k.fresh!.p50, 2),
+      fmt(k.fresh!.p99, 2),
+      '1×',
+    ]);
+    console.log(
+      `connections opened during section 3: ${fmt(opened)} (for ${fmt(ROUNDS * 2 * (KA_REQUESTS + 2_000))} requests)`,
+    );
+    console.log(`\ntotal ${fmt((performance.now() - began) / 1000, 1)} s`);
+  } finally {
+    child.disconnect();
+  }
+}
+
+await main();
