@@ -35,6 +35,8 @@ export * from './limits/index.js';
 export { PeakEwma } from './load/ewma.js';
 export type { BalancerOptions } from './options.js';
 export type { Requirement } from './routing/requirement.js';
+export * from './hash/index.js';
+export * from './pickers/hashing/index.js';
 export * from './pickers/index.js';
 export { systemClock } from './runtime.js';
 export {

@@ -41,14 +41,22 @@ describe('hard routing rules', () => {
     }
     expect([...used].sort()).toEqual(['eu-1', 'eu-2']);
     expect(routes).toHaveLength(40);
-    expect(routes[0]).toMatchObject({ requirement: { region: 'eu' }, tier: undefined, reason: 'direct' });
+    expect(routes[0]).toMatchObject({
+      requirement: { region: 'eu' },
+      tier: undefined,
+      reason: 'direct',
+    });
   });
 
   it('accepts a list of allowed values, and zone as a label', async () => {
     const { balancer } = make();
     const used = new Set<string>();
     for (let i = 0; i < 40; i++) {
-      used.add(await balancer.run(async (shard) => shard.id, { require: { region: ['eu', 'ch'], site: 'onprem' } }));
+      used.add(
+        await balancer.run(async (shard) => shard.id, {
+          require: { region: ['eu', 'ch'], site: 'onprem' },
+        }),
+      );
     }
     expect([...used].sort()).toEqual(['ch-1', 'eu-1']);
     const zoned = new Balancer({
@@ -58,11 +66,14 @@ describe('hard routing rules', () => {
       ],
       random: seededRandom(1),
     });
-    for (let i = 0; i < 10; i++) expect(await zoned.run(async (s) => s.id, { require: { zone: 'z2' } })).toBe('b');
+    for (let i = 0; i < 10; i++)
+      expect(await zoned.run(async (s) => s.id, { require: { zone: 'z2' } })).toBe('b');
   });
 
   it('retries stay inside the rule, even when every allowed shard fails', async () => {
-    const { balancer, routes } = make({ retry: { attempts: 5, budget: false, backoff: { baseMs: 0, maxMs: 0 } } });
+    const { balancer, routes } = make({
+      retry: { attempts: 5, budget: false, backoff: { baseMs: 0, maxMs: 0 } },
+    });
     const error = await balancer
       .run(
         async (shard) => {
@@ -105,14 +116,22 @@ describe('hard routing rules', () => {
       health: { consecutiveFailures: 1, maxEjectedPercent: 100, panicThreshold: 0 },
     });
     for (let i = 0; i < 2; i++) {
-      await balancer.run(
-        async () => {
-          throw new Error('boom');
-        },
-        { require: { region: 'eu' } },
-      ).catch(() => undefined);
+      await balancer
+        .run(
+          async () => {
+            throw new Error('boom');
+          },
+          { require: { region: 'eu' } },
+        )
+        .catch(() => undefined);
     }
-    expect(balancer.stats().shards.filter((s) => s.ejected).map((s) => s.id).sort()).toEqual(['eu-1', 'eu-2']);
+    expect(
+      balancer
+        .stats()
+        .shards.filter((s) => s.ejected)
+        .map((s) => s.id)
+        .sort(),
+    ).toEqual(['eu-1', 'eu-2']);
     const id = await balancer.run(async (shard) => shard.id, { require: { region: 'eu' } });
     expect(id.startsWith('eu-')).toBe(true);
   });
@@ -136,23 +155,29 @@ describe('hard routing rules', () => {
 
   it('rejects a rule naming an unknown label or allowing nothing with a ConfigError', async () => {
     const { balancer } = make();
-    const unknown = await balancer.run(async () => 1, { require: { tenant: 'a' } }).catch((e: unknown) => e);
+    const unknown = await balancer
+      .run(async () => 1, { require: { tenant: 'a' } })
+      .catch((e: unknown) => e);
     expect(unknown).toBeInstanceOf(ConfigError);
     expect((unknown as Error).message).toContain('require.tenant');
-    const empty = await balancer.run(async () => 1, { require: { region: [] } }).catch((e: unknown) => e);
+    const empty = await balancer
+      .run(async () => 1, { require: { region: [] } })
+      .catch((e: unknown) => e);
     expect(empty).toBeInstanceOf(ConfigError);
     expect((empty as Error).message).toContain('require.region');
   });
 
   it('derives the rule from meta with policy(), and rejects a run whose policy rule is invalid', async () => {
     const { balancer } = make({
-      policy: (meta: unknown) => ((meta as { tenant?: string })?.tenant === 'acme' ? { region: 'ch' } : undefined),
+      policy: (meta: unknown) =>
+        (meta as { tenant?: string })?.tenant === 'acme' ? { region: 'ch' } : undefined,
     });
     for (let i = 0; i < 5; i++) {
       expect(await balancer.run(async (s) => s.id, { meta: { tenant: 'acme' } })).toBe('ch-1');
     }
     const other = new Set<string>();
-    for (let i = 0; i < 8; i++) other.add(await balancer.run(async (s) => s.id, { meta: { tenant: 'x' } }));
+    for (let i = 0; i < 8; i++)
+      other.add(await balancer.run(async (s) => s.id, { meta: { tenant: 'x' } }));
     expect(other.size).toBe(4);
     const bad = make({ policy: () => ({ planet: 'mars' }) }).balancer;
     const error = await bad.run(async () => 1).catch((e: unknown) => e);
@@ -174,7 +199,13 @@ describe('hard routing rules', () => {
     await balancer.run(async () => 1, { require: { region: 'ch' }, bytes: 100 });
     await balancer.run(async () => 1, { require: { region: 'us' }, bytes: 7 });
     const { labels } = balancer.stats();
-    expect(labels.region).toEqual({ ch: { requests: 1, bytes: 100 }, us: { requests: 1, bytes: 7 } });
-    expect(labels.site).toEqual({ onprem: { requests: 1, bytes: 100 }, cloud: { requests: 1, bytes: 7 } });
+    expect(labels.region).toEqual({
+      ch: { requests: 1, bytes: 100 },
+      us: { requests: 1, bytes: 7 },
+    });
+    expect(labels.site).toEqual({
+      onprem: { requests: 1, bytes: 100 },
+      cloud: { requests: 1, bytes: 7 },
+    });
   });
 });

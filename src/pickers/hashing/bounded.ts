@@ -66,8 +66,8 @@ export class Gate {
   }
 
   /**
-   * True when shard `i` is offered and under the bound. Call it once per distinct shard, in the
-   * key's order: the first offered shard is remembered, to count spills and to fall back on.
+   * True when shard `i` is offered and under the bound. Call it in the key's order: the first
+   * offered shard is remembered, to count spills and to fall back on (asking again is harmless).
    */
   accepts(i: number): boolean {
     const shard = this.offered(i);
