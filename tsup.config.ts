@@ -2,26 +2,21 @@ import { defineConfig } from 'tsup';
 
 const entry = {
   index: 'src/index.ts',
+  'http/index': 'src/http/index.ts',
   'testing/index': 'src/testing/index.ts',
 };
 
-// Two builds: ESM keeps dependencies external; CJS inlines ESM-only ones (see TOOLCHAIN.md trap 1).
+// Library: ESM keeps dependencies external; CJS inlines ESM-only ones (TOOLCHAIN.md trap 1).
+// The command line (`bin`) is one ESM file without chunks, so it can fork itself for the demo.
 export default defineConfig([
+  { entry, format: ['esm'], dts: true, sourcemap: true, clean: false, target: 'node20', splitting: true },
+  { entry, format: ['cjs'], dts: true, sourcemap: true, clean: false, target: 'node20' },
   {
-    entry,
+    entry: { 'cli/main': 'src/cli/main.ts' },
     format: ['esm'],
-    dts: true,
     sourcemap: true,
     clean: false,
     target: 'node20',
-    splitting: true,
-  },
-  {
-    entry,
-    format: ['cjs'],
-    dts: true,
-    sourcemap: true,
-    clean: false,
-    target: 'node20',
+    splitting: false,
   },
 ]);

@@ -255,6 +255,7 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
    * Peak-EWMA pick costs no clock read per shard.
    */
   #tick = 0;
+  #picking = false;
   readonly #tickClock: Clock;
   readonly #policy: ((meta: unknown) => Requirement | undefined) | undefined;
   #tiers: CompiledRequirement[] | undefined;
@@ -272,7 +273,8 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
     const clock = this.clock;
     this.#tick = clock.now();
     this.#tickClock = {
-      now: () => this.#tick,
+      // Inside a pick every load figure decays with the one time read for it; outside, exact.
+      now: () => (this.#picking ? this.#tick : clock.now()),
       setTimer: (fn, ms, bg) => clock.setTimer(fn, ms, bg),
     };
     this.picker = options.picker ?? peakEwma();
@@ -563,8 +565,8 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
       }
     });
     const gone = [...byId.values()];
-    const removals = gone.map((shard) => this.#detach(shard, true));
     this.#install(next);
+    const removals = gone.map((shard) => this.#detach(shard, true));
     if (this.listenerCount('shardRemoved') > 0) {
       for (const shard of gone) this.emit('shardRemoved', { shardId: shard.id, drained: true });
     }
@@ -632,8 +634,10 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
   }
 
   #remove(shard: Shard<T>, drain: boolean): Promise<void> {
-    const done = this.#detach(shard, drain);
+    // Out of the membership first, so aborting its attempts (which frees slots and starts queued
+    // runs) cannot hand it a new pick.
     this.#install(this.#shards.filter((s) => s !== shard));
+    const done = this.#detach(shard, drain);
     if (this.listenerCount('shardRemoved') > 0)
       this.emit('shardRemoved', { shardId: shard.id, drained: drain });
     this.#pump();
@@ -658,7 +662,7 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
   // ——— internals: availability ———
 
   #available(shard: Shard<T>): boolean {
-    return shard.hasRoom && (shard.health !== 'ejected' || this.#panic);
+    return !shard.removed && shard.hasRoom && (shard.health !== 'ejected' || this.#panic);
   }
 
   /** Recomputes panic mode and the count of shards that cannot be offered. O(n); on changes only. */
@@ -756,13 +760,19 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
         }
       }
     }
-    for (let pass = 0; pass < 2 && out.length === 0; pass++) {
+    // A retry goes to a shard it has not tried; when those are only busy it waits for one, and
+    // only when none is left (or all are ejected) it may go back to one it tried.
+    let untriedWaiting = false;
+    for (let pass = 0; pass < 2 && out.length === 0 && !untriedWaiting; pass++) {
       const tried = pass === 0 ? run.tried : undefined;
       for (const shard of this.#shards) {
         if (tier >= 0 && shard.tier !== tier) continue;
-        if (!(this.#available(shard) || (ruledPanic && shard.hasRoom))) continue;
         if (rule !== undefined && !satisfies(shard, rule)) continue;
         if (tried?.includes(shard)) continue;
+        if (!(this.#available(shard) || (ruledPanic && shard.hasRoom))) {
+          if (shard.health !== 'ejected' || this.#panic || ruledPanic) untriedWaiting = true;
+          continue;
+        }
         out.push(shard);
         this.#offered[shard.index] = epoch;
       }
@@ -830,10 +840,12 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
     request.key = run.key;
     request.attempt = run.attempt + 1;
     request.totalInFlight = this.#inFlight;
-    let picked: ShardState | undefined;
+    let picked: ShardState | undefined | null;
+    this.#picking = true;
     try {
       picked = this.picker.pick(candidates, request);
     } catch (error) {
+      this.#picking = false;
       this.#settle(
         run,
         false,
@@ -848,6 +860,7 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
       );
       return undefined;
     }
+    this.#picking = false;
     if (picked === undefined) {
       this.#settle(
         run,
@@ -860,9 +873,11 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
     }
     const shard = picked as Shard<T>;
     const offered =
-      candidates === this.#shards
-        ? this.#shards[shard.index] === shard
-        : this.#shards[shard.index] === shard && this.#offered[shard.index] === this.#offerEpoch;
+      typeof picked !== 'object' || picked === null
+        ? false
+        : candidates === this.#shards
+          ? this.#shards[shard.index] === shard
+          : this.#shards[shard.index] === shard && this.#offered[shard.index] === this.#offerEpoch;
     if (!offered) {
       this.#settle(
         run,

@@ -28,16 +28,16 @@ export {
   TimeoutError,
 } from './errors.js';
 export type * from './events.js';
+export * from './hash/index.js';
 export type { RetryBudgetOptions } from './health/budget.js';
 export type { HealthOptions } from './health/options.js';
 export { defaultRetryable, provesNotSent, type RetryOptions } from './health/retry.js';
 export * from './limits/index.js';
 export { PeakEwma } from './load/ewma.js';
 export type { BalancerOptions } from './options.js';
-export type { Requirement } from './routing/requirement.js';
-export * from './hash/index.js';
 export * from './pickers/hashing/index.js';
 export * from './pickers/index.js';
+export type { Requirement } from './routing/requirement.js';
 export { systemClock } from './runtime.js';
 export {
   type IngestOptions,

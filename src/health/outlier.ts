@@ -76,8 +76,15 @@ export class OutlierDetector {
       return;
     }
     const now = this.host.clock.now();
-    // A long healthy spell since the last restoration forgives earlier ejections.
-    if (now - shard.restoredAtMs > this.options.maxEjectionMs) shard.ejectionLevel = 0;
+    // A long healthy spell since the last restoration forgives earlier ejections; a failed probe
+    // (or a shard never restored) keeps its level, so each ejection lasts longer.
+    if (
+      shard.health !== 'probing' &&
+      Number.isFinite(shard.restoredAtMs) &&
+      now - shard.restoredAtMs > this.options.maxEjectionMs
+    ) {
+      shard.ejectionLevel = 0;
+    }
     shard.ejectionLevel++;
     shard.ejections++;
     shard.health = 'ejected';

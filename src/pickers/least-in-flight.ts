@@ -3,8 +3,8 @@ import { inFlightLoad } from './p2c.js';
 
 /**
  * The shard with the fewest calls outstanding per unit of weight. O(n) per pick: exact where P2C
- * is approximate, for small fleets. The scan starts at a random shard so ties spread out instead
- * of piling onto the first.
+ * is approximate, for small fleets. Ties are broken uniformly at random (reservoir sampling),
+ * so idle shards share the work instead of the first taking it all.
  *
  * @example
  * new Balancer({ shards, picker: leastInFlight() });
@@ -15,15 +15,19 @@ export function leastInFlight(): Picker {
     pick(shards, request) {
       const n = shards.length;
       if (n <= 1) return shards[0];
-      const start = (request.random() * n) | 0;
-      let best: ShardState = shards[start]!;
+      let best: ShardState = shards[0]!;
       let bestLoad = inFlightLoad(best);
-      for (let k = 1; k < n; k++) {
-        const shard = shards[(start + k) % n]!;
+      let ties = 1;
+      for (let i = 1; i < n; i++) {
+        const shard = shards[i]!;
         const load = inFlightLoad(shard);
         if (load < bestLoad) {
           best = shard;
           bestLoad = load;
+          ties = 1;
+        } else if (load === bestLoad && request.random() * ++ties < 1) {
+          // Reservoir sampling over the ties: each tied shard is kept with probability 1/ties.
+          best = shard;
         }
       }
       return best;

@@ -101,6 +101,8 @@ export interface LatencySummary {
   p90: number;
   p99: number;
   p999: number;
+  /** The latency distribution at 200 evenly spaced quantiles (for CDF plots): `ms[i]` at `q[i]`. */
+  cdf: { q: number[]; ms: number[] };
 }
 
 /** One shard's figures. */
@@ -487,6 +489,7 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
       p90: quantile(latencies, 0.9),
       p99: quantile(latencies, 0.99),
       p999: quantile(latencies, 0.999),
+      cdf: cdfOf(latencies),
     },
     perShard,
     imbalance: meanRequests > 0 ? max / meanRequests : 0,
@@ -495,6 +498,16 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
     series: { t, inFlight },
     durationMs,
   };
+}
+
+function cdfOf(sorted: Float64Array): { q: number[]; ms: number[] } {
+  const q: number[] = [];
+  const ms: number[] = [];
+  for (let i = 1; i <= 200; i++) {
+    q.push(i / 200);
+    ms.push(quantile(sorted, i / 200));
+  }
+  return { q, ms };
 }
 
 /** Nearest-rank quantile of sorted values (0 for none). */

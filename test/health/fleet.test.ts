@@ -75,10 +75,12 @@ describe('a failing fleet (simulated, deterministic)', () => {
         const id = next++;
         balancer.run(send(id), { idempotent: true }).then(
           () => {
-            if (settled[id]++ > 0) twice++;
+            if (settled[id]! > 0) twice++;
+            settled[id]!++;
           },
           () => {
-            if (settled[id]++ > 0) twice++;
+            if (settled[id]! > 0) twice++;
+            settled[id]!++;
             failed++;
           },
         );

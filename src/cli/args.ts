@@ -1,0 +1,54 @@
+/** A bad command line: the CLI prints the message and exits with code 2. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+export interface FlagSpec {
+  /** 'int' | 'number' | 'string' | 'bool' | 'list' (comma separated). */
+  type: 'int' | 'number' | 'string' | 'bool' | 'list';
+  min?: number;
+}
+
+/** Parses `--name value` / `--name=value` / `--flag` against a spec; unknown flags are errors. */
+export function parseFlags(
+  argv: string[],
+  spec: Record<string, FlagSpec>,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (!arg.startsWith('--')) throw new UsageError(`unexpected argument "${arg}"`);
+    const eq = arg.indexOf('=');
+    const name = arg.slice(2, eq < 0 ? undefined : eq);
+    const flag = spec[name];
+    if (flag === undefined) {
+      throw new UsageError(
+        `unknown flag --${name} (known: ${Object.keys(spec)
+          .map((k) => `--${k}`)
+          .join(', ')})`,
+      );
+    }
+    if (flag.type === 'bool') {
+      out[name] = eq < 0 ? true : arg.slice(eq + 1) !== 'false';
+      continue;
+    }
+    const raw = eq < 0 ? argv[++i] : arg.slice(eq + 1);
+    if (raw === undefined) throw new UsageError(`--${name} needs a value`);
+    if (flag.type === 'string') out[name] = raw;
+    else if (flag.type === 'list') out[name] = raw.split(',').filter((s) => s !== '');
+    else {
+      const value = Number(raw);
+      const ok = flag.type === 'int' ? Number.isInteger(value) : Number.isFinite(value);
+      if (!ok || (flag.min !== undefined && value < flag.min)) {
+        throw new UsageError(
+          `--${name} must be ${flag.type === 'int' ? 'an integer' : 'a number'}${flag.min === undefined ? '' : ` ≥ ${flag.min}`}, got "${raw}"`,
+        );
+      }
+      out[name] = value;
+    }
+  }
+  return out;
+}

@@ -1,0 +1,66 @@
+#!/usr/bin/env node
+/**
+ * The `shardwise` command: `demo`, `simulate`. Bad flags and bad scenario files print a message
+ * and exit with code 2.
+ */
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { UsageError } from './args.js';
+import { DEMO_HELP, demo } from './demo.js';
+import { SIMULATE_HELP, simulateCommand } from './simulate.js';
+
+const HELP = `Usage: shardwise <command> [flags]
+
+Commands:
+  demo       push a generated dataset through local HTTP shards with three pickers, compare them
+  simulate   run pickers on simulated shards (virtual time), print a table, write an SVG report
+
+Run \`shardwise <command> --help\` for a command's flags.`;
+
+/** Runs the CLI with `argv` (without node and script); resolves with the exit code. */
+export async function main(
+  argv: string[],
+  out: NodeJS.WritableStream = process.stdout,
+  err: NodeJS.WritableStream = process.stderr,
+): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+      out.write(`${HELP}\n`);
+      return command === undefined ? 2 : 0;
+    }
+    if (command === 'demo') return await demo(rest, out);
+    if (command === 'simulate') return await simulateCommand(rest, out);
+    throw new UsageError(`unknown command "${command}"\n\n${HELP}`);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      err.write(`shardwise: ${error.message}\n`);
+      if (command === 'demo') err.write(`\n${DEMO_HELP}\n`);
+      if (command === 'simulate') err.write(`\n${SIMULATE_HELP}\n`);
+      return 2;
+    }
+    err.write(
+      `shardwise: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    return 1;
+  }
+}
+
+function isEntry(): boolean {
+  const entry = process.argv[1];
+  if (entry === undefined) return false;
+  try {
+    return realpathSync(entry) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (isEntry()) {
+  if (process.argv[2] === '__shards') {
+    const { childMain } = await import('./shard-server.js');
+    await childMain(Number(process.argv[3] ?? 8));
+  } else {
+    process.exitCode = await main(process.argv.slice(2));
+  }
+}

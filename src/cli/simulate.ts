@@ -1,0 +1,251 @@
+/**
+ * `shardwise simulate`: pickers side by side on simulated shards (virtual time, seeded), a table
+ * on stdout, and an SVG (or HTML) report with a latency CDF per picker and each picker's
+ * per-shard in-flight over time.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { isShardwiseError } from '../errors.js';
+import {
+  constant,
+  type Distribution,
+  exponential,
+  lognormal,
+  pareto,
+} from '../testing/distributions.js';
+import {
+  type SimShardSpec,
+  type SimulateOptions,
+  type SimulationResult,
+  simulate,
+} from '../testing/simulate.js';
+import { parseFlags, UsageError } from './args.js';
+import { pickerFactory } from './pickers.js';
+import { type ChartOptions, svgDocument } from './svg.js';
+import { table } from './table.js';
+
+export const SIMULATE_HELP = `Usage: shardwise simulate [flags]
+
+Runs each picker on the same simulated fleet (virtual time, seeded: the same flags give the same
+numbers) through the real Balancer, prints a table, and with --out writes plots.
+
+  --picker LIST       pickers, comma separated (default round-robin,p2c,peak-ewma)
+  --shards N          shards (default 8)
+  --latency MS        mean service time, exponential (default 10)
+  --capacity N        requests a shard serves at once; the rest queue (default 4)
+  --slow N            how many shards are slow (default 1)
+  --slow-factor X     how much slower (default 10)
+  --load X            offered load as a fraction of the fleet's capacity (default 0.6)
+  --requests N        runs per picker (default 20000)
+  --seed N            seed (default 1)
+  --scenario FILE     a JSON scenario instead of the fleet flags (see below)
+  --out FILE          write a report: .svg, or .html (the SVG inside a page)
+  --help              this text
+
+Scenario file: { "shards": [{ "id": "a", "latency": 10 | { "type": "exponential", "mean": 10 },
+"capacity": 4, "weight": 1, "failureRate": 0, "schedule": [{ "atMs": 1000, "latency": 100 }] }],
+"arrivals": { "rate": 500 } | absent, "concurrency": 64, "requests": 20000, "seed": 1,
+"pickers": ["p2c"], "balancerOptions": { "timeoutMs": 1000 } }. Latency types: constant (ms),
+exponential (mean), lognormal (median, sigma), pareto (scale, alpha).`;
+
+interface Scenario {
+  shards: SimShardSpec[];
+  arrivals?: { rate: number };
+  concurrency?: number;
+  requests: number;
+  seed: number;
+  pickers?: string[];
+  balancerOptions?: SimulateOptions['balancerOptions'];
+}
+
+function distribution(value: unknown, where: string): Distribution | number {
+  if (typeof value === 'number') return value;
+  if (typeof value !== 'object' || value === null) {
+    throw new UsageError(`${where}: latency must be a number of ms or { type, … }`);
+  }
+  const v = value as Record<string, number>;
+  switch ((value as { type?: unknown }).type) {
+    case 'constant':
+      return constant(v.ms ?? v.mean ?? Number.NaN);
+    case 'exponential':
+      return exponential(v.mean ?? Number.NaN);
+    case 'lognormal':
+      return lognormal(v.median ?? Number.NaN, v.sigma ?? Number.NaN);
+    case 'pareto':
+      return pareto(v.scale ?? Number.NaN, v.alpha ?? Number.NaN);
+    default:
+      throw new UsageError(
+        `${where}: latency type must be constant, exponential, lognormal or pareto`,
+      );
+  }
+}
+
+function loadScenario(file: string): Scenario {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read scenario "${file}": ${(error as Error).message}`);
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`scenario "${file}" is not valid JSON: ${(error as Error).message}`);
+  }
+  if (typeof data !== 'object' || data === null || !Array.isArray((data as Scenario).shards)) {
+    throw new UsageError(`scenario "${file}" must be an object with a "shards" array`);
+  }
+  const s = data as Scenario & { shards: (SimShardSpec & { latency: unknown })[] };
+  return {
+    ...s,
+    requests: s.requests ?? 20_000,
+    seed: s.seed ?? 1,
+    shards: s.shards.map((shard, i) => ({
+      ...shard,
+      latency: distribution(shard.latency, `scenario shards[${i}]`),
+    })),
+  };
+}
+
+function fleetFromFlags(flags: Record<string, unknown>): Scenario {
+  const n = (flags.shards as number | undefined) ?? 8;
+  const latency = (flags.latency as number | undefined) ?? 10;
+  const capacity = (flags.capacity as number | undefined) ?? 4;
+  const slow = Math.min(n, (flags.slow as number | undefined) ?? 1);
+  const factor = (flags['slow-factor'] as number | undefined) ?? 10;
+  const load = (flags.load as number | undefined) ?? 0.6;
+  // Capacity in requests/s: each shard serves `capacity` at once, each taking its mean latency.
+  let fleetRate = 0;
+  const shards: SimShardSpec[] = Array.from({ length: n }, (_, i) => {
+    const mean = i < slow ? latency * factor : latency;
+    fleetRate += (capacity * 1000) / mean;
+    return { id: `shard-${i}`, latency: exponential(mean), capacity };
+  });
+  return {
+    shards,
+    arrivals: { rate: fleetRate * load },
+    requests: (flags.requests as number | undefined) ?? 20_000,
+    seed: (flags.seed as number | undefined) ?? 1,
+    balancerOptions: { maxInFlightPerShard: capacity * 4 },
+  };
+}
+
+export async function simulateCommand(argv: string[], out: NodeJS.WritableStream): Promise<number> {
+  const flags = parseFlags(argv, {
+    picker: { type: 'list' },
+    shards: { type: 'int', min: 1 },
+    latency: { type: 'number', min: 0 },
+    capacity: { type: 'int', min: 1 },
+    slow: { type: 'int', min: 0 },
+    'slow-factor': { type: 'number', min: 1 },
+    load: { type: 'number', min: 0.01 },
+    requests: { type: 'int', min: 1 },
+    seed: { type: 'int', min: 0 },
+    scenario: { type: 'string' },
+    out: { type: 'string' },
+    help: { type: 'bool' },
+  });
+  if (flags.help === true) {
+    out.write(`${SIMULATE_HELP}\n`);
+    return 0;
+  }
+  const outFile = flags.out as string | undefined;
+  if (outFile !== undefined && !/\.(svg|html?)$/i.test(outFile)) {
+    throw new UsageError(`--out must name a .svg or .html file, got "${outFile}"`);
+  }
+  let scenario: Scenario;
+  try {
+    scenario =
+      typeof flags.scenario === 'string' ? loadScenario(flags.scenario) : fleetFromFlags(flags);
+  } catch (error) {
+    if (isShardwiseError(error, 'SHARDWISE_CONFIG')) {
+      throw new UsageError(`bad scenario: ${(error as Error).message}`);
+    }
+    throw error;
+  }
+  const names = (flags.picker as string[] | undefined) ??
+    scenario.pickers ?? ['round-robin', 'p2c', 'peak-ewma'];
+  if (names.length === 0) throw new UsageError('--picker needs at least one name');
+  const factories = names.map((name) => [name, pickerFactory(name)] as const);
+  const results: [string, SimulationResult][] = [];
+  for (const [name, factory] of factories) {
+    try {
+      const options: SimulateOptions = {
+        picker: factory,
+        shards: scenario.shards,
+        requests: scenario.requests,
+        seed: scenario.seed,
+        keys: { count: 10_000, distribution: 'uniform' },
+      };
+      if (scenario.arrivals !== undefined) options.arrivals = scenario.arrivals;
+      if (scenario.concurrency !== undefined) options.concurrency = scenario.concurrency;
+      if (scenario.balancerOptions !== undefined)
+        options.balancerOptions = scenario.balancerOptions;
+      results.push([name, await simulate(options)]);
+    } catch (error) {
+      if (isShardwiseError(error, 'SHARDWISE_CONFIG'))
+        throw new UsageError(`bad scenario: ${(error as Error).message}`);
+      throw error;
+    }
+  }
+  out.write(
+    `${table(
+      ['picker', 'mean ms', 'p50', 'p90', 'p99', 'p99.9', 'imbalance', 'failures', 'retries'],
+      results.map(([name, r]) => [
+        name,
+        r.latency.mean.toFixed(1),
+        r.latency.p50.toFixed(1),
+        r.latency.p90.toFixed(1),
+        r.latency.p99.toFixed(1),
+        r.latency.p999.toFixed(1),
+        r.imbalance.toFixed(3),
+        String(r.failures),
+        String(r.retries),
+      ]),
+    )}\n`,
+  );
+  if (outFile !== undefined) {
+    const svg = report(results);
+    const body = /\.html?$/i.test(outFile)
+      ? `<!doctype html>\n<html><head><meta charset="utf-8"><title>shardwise simulate</title></head><body>\n${svg.replace(/^<\?xml[^>]*>\n/, '')}</body></html>\n`
+      : svg;
+    writeFileSync(outFile, body);
+    out.write(`report written to ${outFile}\n`);
+  }
+  return 0;
+}
+
+/** The report: a latency CDF per picker, then each picker's per-shard in-flight over time. */
+export function report(results: [string, SimulationResult][]): string {
+  const xMax = Math.max(...results.map(([, r]) => r.latency.p999)) * 1.05;
+  const charts: ChartOptions[] = [
+    {
+      id: 'latency-cdf',
+      title: 'Latency CDF per picker',
+      xLabel: 'latency (ms, virtual, log scale)',
+      xLog: true,
+      yLabel: 'fraction of runs ≤ latency',
+      series: results.map(([name, r]) => ({
+        name,
+        x: r.latency.cdf.ms,
+        y: r.latency.cdf.q,
+      })),
+      xMax,
+    },
+  ];
+  for (const [name, r] of results) {
+    charts.push({
+      id: `in-flight-${name}`,
+      title: `In flight per shard over time — ${name}`,
+      xLabel: 'time (ms, virtual)',
+      yLabel: 'calls in flight',
+      height: 300,
+      series: Object.entries(r.series.inFlight).map(([id, values]) => ({
+        name: id,
+        x: r.series.t,
+        y: values,
+      })),
+    });
+  }
+  return svgDocument(charts);
+}

@@ -1,0 +1,756 @@
+import { describe, expect, it } from 'vitest';
+import {
+  Balancer,
+  BalancerClosedError,
+  type BalancerOptions,
+  type FailureEvent,
+  isShardwiseError,
+  leastInFlight,
+  MissingKeyError,
+  NoShardAvailableError,
+  type PickEvent,
+  type Picker,
+  PickerError,
+  type PickRequest,
+  QueueFullError,
+  type RunContext,
+  roundRobin,
+  type ShardState,
+  type SuccessEvent,
+  TimeoutError,
+} from '../../src/index.js';
+import { ManualClock, seededRandom } from '../../src/testing/index.js';
+import { failAfter, fakeShard, flush, resolveAfter, tick, track } from './helpers.js';
+
+function make(
+  options: Partial<BalancerOptions<string>> = {},
+  ids: readonly string[] = ['a', 'b'],
+): { clock: ManualClock; balancer: Balancer<string> } {
+  const clock = new ManualClock();
+  const balancer = new Balancer<string>({
+    shards: ids.map((id) => ({ id, target: `t-${id}` })),
+    clock,
+    random: seededRandom(1),
+    ...options,
+  });
+  return { clock, balancer };
+}
+
+describe('run', () => {
+  it('resolves with the value of fn, which gets the shard and ctx (attempt 1, live signal)', async () => {
+    const { balancer } = make({ picker: roundRobin() });
+    let seenShard: ShardState<string> | undefined;
+    let seenCtx: RunContext | undefined;
+    const value = await balancer.run(async (shard, ctx) => {
+      seenShard = shard;
+      seenCtx = ctx;
+      return 42;
+    });
+    expect(value).toBe(42);
+    expect(seenShard!.id).toBe('a');
+    expect(seenShard!.target).toBe('t-a');
+    expect(seenShard).toBe(balancer.shards[0]);
+    expect(seenCtx!.attempt).toBe(1);
+    expect(seenCtx!.signal).toBeInstanceOf(AbortSignal);
+    expect(seenCtx!.signal.aborted).toBe(false);
+  });
+
+  it('calls fn synchronously when a slot is free (fast path)', () => {
+    const { balancer } = make();
+    let called = false;
+    void balancer.run(async () => {
+      called = true;
+    });
+    expect(called).toBe(true);
+    expect(balancer.stats().inFlight).toBe(1);
+  });
+
+  it('a fn that throws synchronously rejects the run with that error', async () => {
+    const { balancer } = make({ retry: false });
+    const boom = new Error('sync boom');
+    await expect(
+      balancer.run(() => {
+        throw boom;
+      }),
+    ).rejects.toBe(boom);
+    expect(balancer.stats()).toMatchObject({ inFlight: 0, completed: 0, failed: 1 });
+  });
+
+  it('a fn that returns a non-promise value still resolves', async () => {
+    const { balancer } = make();
+    await expect(balancer.run((() => 'plain') as never)).resolves.toBe('plain');
+  });
+
+  it('rejects a non-function fn with ConfigError', async () => {
+    const { balancer } = make();
+    await expect(balancer.run('nope' as never)).rejects.toBeInstanceOf(TypeError);
+    await expect(balancer.run('nope' as never)).rejects.toThrow(
+      '`fn` must be a function, got "nope" (string)',
+    );
+  });
+});
+
+describe('admission and queueing', () => {
+  it('picks when a slot frees: the third run goes to the shard that freed', async () => {
+    const { clock, balancer } = make({ picker: roundRobin(), maxInFlightPerShard: 1 });
+    const picks: string[] = [];
+    balancer.on('pick', (e) => picks.push(e.shard.id));
+    const r1 = balancer.run((s) => resolveAfter(clock, 10, s.id));
+    const r2 = balancer.run((s) => resolveAfter(clock, 5, s.id));
+    const r3 = balancer.run((s) => resolveAfter(clock, 5, s.id));
+    expect(picks).toEqual(['a', 'b']);
+    expect(balancer.stats().queued).toBe(1);
+    await tick(clock, 4);
+    expect(picks).toEqual(['a', 'b']);
+    await tick(clock, 1); // b frees at 5
+    expect(picks).toEqual(['a', 'b', 'b']);
+    expect(balancer.stats().queued).toBe(0);
+    await tick(clock, 5);
+    expect(await Promise.all([r1, r2, r3])).toEqual(['a', 'b', 'b']);
+  });
+
+  it('with leastInFlight, a queued run takes the slot that freed first', async () => {
+    const { clock, balancer } = make({ picker: leastInFlight(), maxInFlightPerShard: 2 }, [
+      'a',
+      'b',
+      'c',
+    ]);
+    const results: Promise<string>[] = [];
+    const durations = [30, 30, 30, 30, 10, 30, 5];
+    for (const ms of durations) results.push(balancer.run((s) => resolveAfter(clock, ms, s.id)));
+    expect(balancer.stats().inFlight).toBe(6);
+    expect(balancer.stats().queued).toBe(1);
+    const busy = balancer.stats().shards.map((s) => s.inFlight);
+    expect(busy).toEqual([2, 2, 2]);
+    await tick(clock, 10); // the 10 ms run ends: its shard takes the queued run
+    const fifth = await results[4]!;
+    expect(balancer.stats().queued).toBe(0);
+    await tick(clock, 5);
+    expect(await results[6]!).toBe(fifth);
+  });
+
+  it('starts queued runs in FIFO order', async () => {
+    const { clock, balancer } = make({ maxInFlightPerShard: 1 }, ['only']);
+    const started: number[] = [];
+    const all = Array.from({ length: 6 }, (_, i) =>
+      balancer.run(() => {
+        started.push(i);
+        return resolveAfter(clock, 1, i);
+      }),
+    );
+    expect(started).toEqual([0]);
+    expect(balancer.stats().queued).toBe(5);
+    for (let t = 1; t <= 6; t++) {
+      await tick(clock, 1);
+      expect(started).toHaveLength(Math.min(6, t + 1));
+      expect(balancer.stats().queued).toBe(Math.max(0, 5 - t));
+    }
+    expect(started).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(await Promise.all(all)).toEqual([0, 1, 2, 3, 4, 5]);
+  });
+
+  it('maxInFlight caps calls across all shards', async () => {
+    const { clock, balancer } = make({ maxInFlightPerShard: 10, maxInFlight: 2 }, ['a', 'b', 'c']);
+    const all = Array.from({ length: 5 }, (_, i) => balancer.run(() => resolveAfter(clock, 10, i)));
+    expect(balancer.stats()).toMatchObject({ inFlight: 2, queued: 3 });
+    await tick(clock, 10);
+    expect(balancer.stats()).toMatchObject({ inFlight: 2, queued: 1, completed: 2 });
+    await tick(clock, 10);
+    expect(balancer.stats()).toMatchObject({ inFlight: 1, queued: 0, completed: 4 });
+    await tick(clock, 10);
+    expect(await Promise.all(all)).toEqual([0, 1, 2, 3, 4]);
+    expect(balancer.stats()).toMatchObject({ inFlight: 0, queued: 0, completed: 5 });
+  });
+
+  it("overflow 'reject': a run past maxQueued rejects at once with QueueFullError", async () => {
+    const { clock, balancer } = make({ maxInFlightPerShard: 1, maxQueued: 2, overflow: 'reject' }, [
+      'a',
+    ]);
+    const running = balancer.run(() => resolveAfter(clock, 10, 0));
+    const q1 = balancer.run(() => resolveAfter(clock, 10, 1));
+    const q2 = balancer.run(() => resolveAfter(clock, 10, 2));
+    expect(balancer.stats().queued).toBe(2);
+    const full = track(balancer.run(() => resolveAfter(clock, 10, 3)));
+    await flush();
+    expect(full.settled).toBe(true);
+    expect(full.ok).toBe(false);
+    expect(full.error).toBeInstanceOf(QueueFullError);
+    expect((full.error as QueueFullError).code).toBe('SHARDWISE_QUEUE_FULL');
+    expect((full.error as QueueFullError).maxQueued).toBe(2);
+    expect(isShardwiseError(full.error, 'SHARDWISE_QUEUE_FULL')).toBe(true);
+    expect(balancer.stats().queued).toBe(2);
+    await tick(clock, 10);
+    // one queued run started: there is room for one more again
+    expect(balancer.stats().queued).toBe(1);
+    const fits = balancer.run(() => resolveAfter(clock, 10, 4));
+    expect(balancer.stats().queued).toBe(2);
+    await tick(clock, 30);
+    expect(await Promise.all([running, q1, q2, fits])).toEqual([0, 1, 2, 4]);
+    expect(balancer.stats()).toMatchObject({ completed: 4, queued: 0 });
+  });
+
+  it("overflow 'wait': accepts past maxQueued, emits saturated, ready() waits until queued < maxQueued", async () => {
+    const { clock, balancer } = make({ maxInFlightPerShard: 1, maxQueued: 2 }, ['a']);
+    const saturated: unknown[] = [];
+    let readyEvents = 0;
+    balancer.on('saturated', (e) => saturated.push(e));
+    balancer.on('ready', () => readyEvents++);
+    const runs = Array.from({ length: 4 }, (_, i) =>
+      balancer.run(() => resolveAfter(clock, 10, i)),
+    );
+    expect(balancer.stats().queued).toBe(3);
+    expect(saturated).toEqual([{ queued: 2, maxQueued: 2 }]);
+    const ready = track(balancer.ready());
+    await flush();
+    expect(ready.settled).toBe(false);
+    await tick(clock, 10); // one starts: queued 2, still not < 2
+    expect(balancer.stats().queued).toBe(2);
+    expect(ready.settled).toBe(false);
+    expect(readyEvents).toBe(0);
+    await tick(clock, 10); // queued 1
+    expect(balancer.stats().queued).toBe(1);
+    expect(ready.settled).toBe(true);
+    expect(readyEvents).toBe(1);
+    // ready() now resolves at once
+    const again = track(balancer.ready());
+    await flush();
+    expect(again.settled).toBe(true);
+    await tick(clock, 20);
+    expect(await Promise.all(runs)).toEqual([0, 1, 2, 3]);
+    expect(readyEvents).toBe(1);
+  });
+
+  it('drain() resolves when every admitted run has settled, and drained fires', async () => {
+    const { clock, balancer } = make({ maxInFlightPerShard: 1, retry: false });
+    let drainedEvents = 0;
+    balancer.on('drained', () => drainedEvents++);
+    const ok = balancer.run(() => resolveAfter(clock, 10, 'ok'));
+    const bad = track(balancer.run(() => failAfter(clock, 20, new Error('x'))));
+    const queued = balancer.run(() => resolveAfter(clock, 5, 'q'));
+    const drained = track(balancer.drain());
+    await tick(clock, 10);
+    expect(drained.settled).toBe(false);
+    await tick(clock, 5);
+    expect(drained.settled).toBe(false);
+    expect(drainedEvents).toBe(0);
+    await tick(clock, 5);
+    expect(drained.settled).toBe(true);
+    expect(drainedEvents).toBe(1);
+    expect(await ok).toBe('ok');
+    expect(await queued).toBe('q');
+    expect(bad.ok).toBe(false);
+    // drain() with nothing pending resolves at once
+    const idle = track(balancer.drain());
+    await flush();
+    expect(idle.settled).toBe(true);
+  });
+});
+
+describe('abort and timeouts', () => {
+  it('a queued run whose signal aborts leaves the queue at once and rejects with the reason', async () => {
+    const { clock, balancer } = make({ maxInFlightPerShard: 1 }, ['a']);
+    const first = balancer.run(() => resolveAfter(clock, 10, 1));
+    const controller = new AbortController();
+    let called = false;
+    const queued = track(
+      balancer.run(
+        async () => {
+          called = true;
+        },
+        { signal: controller.signal },
+      ),
+    );
+    const behind = balancer.run(() => resolveAfter(clock, 10, 3));
+    expect(balancer.stats().queued).toBe(2);
+    const reason = new Error('caller gave up');
+    controller.abort(reason);
+    expect(balancer.stats().queued).toBe(1);
+    await flush();
+    expect(queued.error).toBe(reason);
+    await tick(clock, 10);
+    await tick(clock, 10);
+    expect(await Promise.all([first, behind])).toEqual([1, 3]);
+    expect(called).toBe(false);
+    expect(balancer.stats()).toMatchObject({ completed: 2, failed: 1, queued: 0, inFlight: 0 });
+  });
+
+  it('a run whose signal is already aborted rejects with its reason and never calls fn', async () => {
+    const { balancer } = make();
+    const reason = new Error('before');
+    let called = false;
+    await expect(
+      balancer.run(
+        async () => {
+          called = true;
+        },
+        { signal: AbortSignal.abort(reason) },
+      ),
+    ).rejects.toBe(reason);
+    expect(called).toBe(false);
+  });
+
+  it("a running run's ctx.signal aborts with the caller's reason and the run rejects with it", async () => {
+    const { clock, balancer } = make();
+    const controller = new AbortController();
+    let ctxSignal: AbortSignal | undefined;
+    const run = track(
+      balancer.run(
+        (_s, ctx) => {
+          ctxSignal = ctx.signal;
+          return resolveAfter(clock, 100, 'late');
+        },
+        { signal: controller.signal, idempotent: true },
+      ),
+    );
+    await tick(clock, 10);
+    expect(balancer.stats().inFlight).toBe(1);
+    const reason = new Error('stop');
+    controller.abort(reason);
+    expect(ctxSignal!.aborted).toBe(true);
+    expect(ctxSignal!.reason).toBe(reason);
+    expect(balancer.stats().inFlight).toBe(0);
+    await flush();
+    expect(run.error).toBe(reason);
+    await tick(clock, 100); // the fn resolving later changes nothing
+    expect(run.count).toBe(1);
+    expect(balancer.stats()).toMatchObject({ completed: 0, failed: 1, retries: 0 });
+  });
+
+  it('balancer timeoutMs aborts ctx.signal with TimeoutError and the run rejects with it', async () => {
+    const { clock, balancer } = make({ timeoutMs: 100, retry: false });
+    let ctxSignal: AbortSignal | undefined;
+    const run = track(
+      balancer.run((_s, ctx) => {
+        ctxSignal = ctx.signal;
+        return new Promise(() => {}); // never settles
+      }),
+    );
+    await tick(clock, 99);
+    expect(run.settled).toBe(false);
+    expect(ctxSignal!.aborted).toBe(false);
+    await tick(clock, 1);
+    expect(ctxSignal!.aborted).toBe(true);
+    expect(ctxSignal!.reason).toBeInstanceOf(TimeoutError);
+    expect(run.error).toBe(ctxSignal!.reason);
+    const error = run.error as TimeoutError;
+    expect(error.code).toBe('SHARDWISE_TIMEOUT');
+    expect(error.timeoutMs).toBe(100);
+    expect(error.shardId).toBe(balancer.stats().shards.find((s) => s.requests === 1)!.id);
+    expect(balancer.stats()).toMatchObject({ inFlight: 0, failed: 1 });
+  });
+
+  it('a per-run timeoutMs overrides the balancer’s (non-idempotent run: not retried)', async () => {
+    const { clock, balancer } = make({ timeoutMs: 1_000 });
+    const run = track(
+      balancer.run((_s, ctx) => resolveAfter(clock, 500, ctx.attempt), { timeoutMs: 50 }),
+    );
+    await tick(clock, 49);
+    expect(run.settled).toBe(false);
+    await tick(clock, 1);
+    expect(run.error).toBeInstanceOf(TimeoutError);
+    expect((run.error as TimeoutError).timeoutMs).toBe(50);
+    expect(balancer.stats().retries).toBe(0);
+  });
+
+  it('a run that finishes before its timeout is not aborted', async () => {
+    const { clock, balancer } = make({ timeoutMs: 100 });
+    let ctxSignal: AbortSignal | undefined;
+    const run = balancer.run((_s, ctx) => {
+      ctxSignal = ctx.signal;
+      return resolveAfter(clock, 99, 'in time');
+    });
+    await tick(clock, 99);
+    expect(await run).toBe('in time');
+    await tick(clock, 10);
+    expect(ctxSignal!.aborted).toBe(false);
+    expect(clock.pendingTimers).toBe(0);
+  });
+});
+
+describe('close', () => {
+  it('close() drains: waits for running and queued runs, then new runs reject', async () => {
+    const { clock, balancer } = make({ maxInFlightPerShard: 1 }, ['a']);
+    const running = balancer.run(() => resolveAfter(clock, 10, 'r'));
+    const queued = balancer.run(() => resolveAfter(clock, 10, 'q'));
+    const closing = track(balancer.close());
+    expect(balancer.closed).toBe(true);
+    const late = track(balancer.run(async () => 'late'));
+    await flush();
+    expect(late.error).toBeInstanceOf(BalancerClosedError);
+    expect((late.error as BalancerClosedError).code).toBe('SHARDWISE_CLOSED');
+    await tick(clock, 10);
+    expect(closing.settled).toBe(false);
+    await tick(clock, 10);
+    expect(closing.settled).toBe(true);
+    expect(await running).toBe('r');
+    expect(await queued).toBe('q');
+    expect(balancer.stats()).toMatchObject({ completed: 2, failed: 0 });
+    // ready() does not hang after close
+    const ready = track(balancer.ready());
+    await flush();
+    expect(ready.settled).toBe(true);
+  });
+
+  it('close({ drain: false }) rejects queued runs and aborts running ones with BalancerClosedError', async () => {
+    const { clock, balancer } = make({ maxInFlightPerShard: 1 }, ['a']);
+    let ctxSignal: AbortSignal | undefined;
+    const running = track(
+      balancer.run((_s, ctx) => {
+        ctxSignal = ctx.signal;
+        return resolveAfter(clock, 10, 'r');
+      }),
+    );
+    let queuedCalled = false;
+    const queued = track(
+      balancer.run(async () => {
+        queuedCalled = true;
+      }),
+    );
+    const closing = track(balancer.close({ drain: false }));
+    expect(ctxSignal!.aborted).toBe(true);
+    expect(ctxSignal!.reason).toBeInstanceOf(BalancerClosedError);
+    await flush();
+    expect(closing.settled).toBe(true);
+    expect(running.error).toBeInstanceOf(BalancerClosedError);
+    expect(queued.error).toBeInstanceOf(BalancerClosedError);
+    expect(queuedCalled).toBe(false);
+    expect(balancer.stats()).toMatchObject({ inFlight: 0, queued: 0, completed: 0, failed: 2 });
+    await tick(clock, 10);
+    expect(running.count).toBe(1);
+    await expect(balancer.run(async () => 1)).rejects.toBeInstanceOf(BalancerClosedError);
+  });
+
+  it('close() validates its options', () => {
+    const { balancer } = make();
+    expect(() => balancer.close({ drain: 'no' } as never)).toThrow(/`drain` must be a boolean/);
+    expect(() => balancer.close({ now: true } as never)).toThrow(/close options.now/);
+  });
+});
+
+describe('wrap', () => {
+  it('passes arguments through, computes key and bytes from them, and honours idempotent', async () => {
+    const clock = new ManualClock();
+    const keys: unknown[] = [];
+    const picker: Picker = {
+      name: 'spy',
+      pick(shards, request) {
+        keys.push(request.key);
+        return shards[0];
+      },
+    };
+    const balancer = new Balancer<string>({
+      shards: [
+        { id: 'a', target: 'ta' },
+        { id: 'b', target: 'tb' },
+      ],
+      picker,
+      clock,
+      random: seededRandom(2),
+      retry: { backoff: { baseMs: 0, maxMs: 0 } },
+    });
+    const seen: { args: unknown[]; bytes: number; attempt: number }[] = [];
+    const put = balancer.wrap(
+      async (shard, ctx, id: string, body: string) => {
+        seen.push({ args: [id, body], bytes: shard.bytesInFlight, attempt: ctx.attempt });
+        if (ctx.attempt === 1) throw new Error('first try fails');
+        return `${shard.id}:${id}:${body}`;
+      },
+      { key: (id) => `k-${id}`, idempotent: true, bytes: (_id, body) => body.length },
+    );
+    await expect(put('r1', 'hello')).resolves.toBe('b:r1:hello');
+    expect(seen).toEqual([
+      { args: ['r1', 'hello'], bytes: 5, attempt: 1 },
+      { args: ['r1', 'hello'], bytes: 5, attempt: 2 },
+    ]);
+    expect(keys).toEqual(['k-r1', 'k-r1']);
+    expect(balancer.stats().shards.map((s) => s.inFlight)).toEqual([0, 0]);
+    expect(balancer.shards.map((s) => s.bytesInFlight)).toEqual([0, 0]);
+  });
+
+  it('a wrapped function is not idempotent by default (a generic error is not retried)', async () => {
+    const { balancer } = make();
+    const boom = new Error('boom');
+    const call = balancer.wrap(async () => {
+      throw boom;
+    });
+    await expect(call()).rejects.toBe(boom);
+    expect(balancer.stats().retries).toBe(0);
+  });
+
+  it('validates its options', () => {
+    const { balancer } = make();
+    expect(() => balancer.wrap(async () => 1, { key: 'id' } as never)).toThrow(
+      /`wrap.key` must be a function/,
+    );
+    expect(() => balancer.wrap(async () => 1, { retries: 2 } as never)).toThrow(
+      /wrap options.retries/,
+    );
+  });
+});
+
+describe('pickers that break the contract', () => {
+  function withPicker(pick: Picker['pick'], options: Partial<BalancerOptions<string>> = {}) {
+    return make({ picker: { name: 'custom', pick }, ...options });
+  }
+
+  it('a picker returning undefined rejects the run with NoShardAvailableError', async () => {
+    const { balancer } = withPicker(() => undefined);
+    const error = await balancer.run(async () => 1).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(NoShardAvailableError);
+    expect((error as NoShardAvailableError).code).toBe('SHARDWISE_NO_SHARD');
+    expect((error as Error).message).toContain('custom');
+    expect(balancer.stats()).toMatchObject({ failed: 1, inFlight: 0, queued: 0 });
+    await balancer.drain();
+  });
+
+  it('a picker returning a foreign object rejects the run with PickerError', async () => {
+    const foreign = fakeShard('a', 0);
+    const { balancer } = withPicker(() => foreign);
+    const error = await balancer.run(async () => 1).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PickerError);
+    expect((error as Error).message).toContain('shard "a"');
+    expect(balancer.stats().shards.map((s) => s.requests)).toEqual([0, 0]);
+    await balancer.drain();
+  });
+
+  it('a picker returning a shard at its cap (not offered) rejects with PickerError, never a hang', async () => {
+    const clock = new ManualClock();
+    let sticky: ShardState | undefined;
+    const balancer = new Balancer<string>({
+      shards: [
+        { id: 'a', target: 'ta' },
+        { id: 'b', target: 'tb' },
+      ],
+      picker: { name: 'sticky', pick: (shards) => sticky ?? shards[0] },
+      maxInFlightPerShard: 1,
+      clock,
+      random: seededRandom(3),
+    });
+    const first = balancer.run(() => resolveAfter(clock, 10, 'first'));
+    sticky = balancer.shards[0]; // a is at its cap: only b is offered
+    const offered: string[][] = [];
+    balancer.on('pick', (e) => offered.push([e.shard.id]));
+    const second = track(balancer.run(() => resolveAfter(clock, 10, 'second')));
+    await flush();
+    expect(second.error).toBeInstanceOf(PickerError);
+    expect(offered).toEqual([]);
+    await tick(clock, 10);
+    expect(await first).toBe('first');
+    expect(balancer.stats()).toMatchObject({ completed: 1, failed: 1, inFlight: 0, queued: 0 });
+  });
+
+  it('a picker returning a shard at its cap for a queued run settles it when it is pumped', async () => {
+    const clock = new ManualClock();
+    let sticky: ShardState | undefined;
+    const balancer = new Balancer<string>({
+      shards: [
+        { id: 'a', target: 'ta' },
+        { id: 'b', target: 'tb' },
+      ],
+      picker: roundRobin(),
+      maxInFlightPerShard: 1,
+      clock,
+      random: seededRandom(3),
+    });
+    const a = balancer.run(() => resolveAfter(clock, 10, 'a'));
+    const b = balancer.run(() => resolveAfter(clock, 5, 'b'));
+    const queued = track(balancer.run(() => resolveAfter(clock, 1, 'q')));
+    // From now on the picker insists on a, which is still at its cap when b frees.
+    sticky = balancer.shards[0];
+    (balancer.picker as { pick: Picker['pick'] }).pick = (shards) => sticky ?? shards[0];
+    await tick(clock, 5);
+    expect(queued.error).toBeInstanceOf(PickerError);
+    await tick(clock, 5);
+    expect(await Promise.all([a, b])).toEqual(['a', 'b']);
+    await balancer.drain();
+  });
+
+  it('a picker that throws rejects the run with PickerError holding the cause', async () => {
+    const cause = new Error('picker bug');
+    const { balancer } = withPicker(() => {
+      throw cause;
+    });
+    const error = await balancer.run(async () => 1).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PickerError);
+    expect((error as PickerError).cause).toBe(cause);
+    expect((error as Error).message).toContain('picker bug');
+    await balancer.drain();
+  });
+
+  it('a picker that throws a shardwise error has it passed through', async () => {
+    const missing = new MissingKeyError('custom');
+    const { balancer } = withPicker(() => {
+      throw missing;
+    });
+    await expect(balancer.run(async () => 1)).rejects.toBe(missing);
+  });
+
+  it('a picker returning null rejects the run with PickerError, and drain() still resolves', async () => {
+    const { balancer } = withPicker(() => null as never);
+    const run = track(balancer.run(async () => 1));
+    await flush();
+    expect(run.settled).toBe(true);
+    expect(run.error).toBeInstanceOf(PickerError);
+    const drained = track(balancer.drain());
+    await flush();
+    expect(drained.settled).toBe(true);
+    expect(balancer.stats()).toMatchObject({ failed: 1, inFlight: 0, queued: 0 });
+  });
+});
+
+describe('events', () => {
+  it('pick, success and failure carry their payloads', async () => {
+    const { clock, balancer } = make({ picker: roundRobin(), retry: false });
+    const picks: PickEvent[] = [];
+    const successes: SuccessEvent[] = [];
+    const failures: FailureEvent[] = [];
+    balancer.on('pick', (e) => picks.push({ ...e }));
+    balancer.on('success', (e) => successes.push(e));
+    balancer.on('failure', (e) => failures.push(e));
+    const boom = new Error('boom');
+    const ok = balancer.run(() => resolveAfter(clock, 25, 'ok'), { key: 'k1' });
+    const bad = track(balancer.run(() => failAfter(clock, 40, boom)));
+    await tick(clock, 25);
+    await tick(clock, 15);
+    expect(await ok).toBe('ok');
+    expect(bad.error).toBe(boom);
+    expect(picks).toHaveLength(2);
+    expect(picks[0]!.shard.id).toBe('a');
+    expect(picks[0]).toMatchObject({ attempt: 1, key: 'k1' });
+    expect(picks[1]!.shard.id).toBe('b');
+    expect(picks[1]).toMatchObject({ attempt: 1, key: undefined });
+    expect(successes).toEqual([{ shardId: 'a', attempt: 1, latencyMs: 25 }]);
+    expect(failures).toEqual([
+      { shardId: 'b', attempt: 1, latencyMs: 40, error: boom, willRetry: false },
+    ]);
+  });
+});
+
+describe('stats', () => {
+  it('has the contract’s shape and figures that add up', async () => {
+    const { clock, balancer } = make({
+      picker: roundRobin(),
+      retry: false,
+      maxInFlightPerShard: 2,
+    });
+    const initial = balancer.stats();
+    // The contract's fields, exactly (the snapshot may grow fields, never lose these).
+    expect({
+      queued: initial.queued,
+      inFlight: initial.inFlight,
+      completed: initial.completed,
+      failed: initial.failed,
+      retries: initial.retries,
+      spills: initial.spills,
+      budgetExhausted: initial.budgetExhausted,
+      panic: initial.panic,
+      shards: initial.shards,
+    }).toEqual({
+      queued: 0,
+      inFlight: 0,
+      completed: 0,
+      failed: 0,
+      retries: 0,
+      budgetExhausted: 0,
+      spills: 0,
+      panic: false,
+      shards: [
+        {
+          id: 'a',
+          inFlight: 0,
+          ewmaMs: 30,
+          requests: 0,
+          failures: 0,
+          ejected: false,
+          ejections: 0,
+          limit: 2,
+        },
+        {
+          id: 'b',
+          inFlight: 0,
+          ewmaMs: 30,
+          requests: 0,
+          failures: 0,
+          ejected: false,
+          ejections: 0,
+          limit: 2,
+        },
+      ],
+    });
+    const outcomes = [
+      track(balancer.run(() => resolveAfter(clock, 40, 1))), // a
+      track(balancer.run(() => failAfter(clock, 40, new Error('x')))), // b
+      track(balancer.run(() => resolveAfter(clock, 40, 3))), // a
+      track(balancer.run(() => resolveAfter(clock, 40, 4))), // b
+      track(balancer.run(() => resolveAfter(clock, 40, 5))), // queued
+    ];
+    expect(balancer.stats()).toMatchObject({ queued: 1, inFlight: 4 });
+    expect(balancer.stats().shards.map((s) => s.inFlight)).toEqual([2, 2]);
+    await tick(clock, 40);
+    await tick(clock, 40);
+    expect(outcomes.every((o) => o.settled)).toBe(true);
+    const stats = balancer.stats();
+    expect(stats).toMatchObject({ queued: 0, inFlight: 0, completed: 4, failed: 1, retries: 0 });
+    expect(stats.completed + stats.failed).toBe(outcomes.length);
+    expect(stats.shards.map((s) => s.requests)).toEqual([3, 2]);
+    expect(stats.shards.map((s) => s.failures)).toEqual([0, 1]);
+    expect(stats.shards.reduce((n, s) => n + s.requests, 0)).toBe(5);
+    // every contract field is present, per shard too
+    for (const field of ['queued', 'inFlight', 'completed', 'failed', 'retries', 'spills']) {
+      expect(stats).toHaveProperty(field);
+    }
+    expect(Object.keys(stats.shards[0]!).sort()).toEqual(
+      ['ejected', 'ejections', 'ewmaMs', 'failures', 'id', 'inFlight', 'limit', 'requests'].sort(),
+    );
+  });
+
+  it('feeds latency from the injected clock: a 40 ms run gives ewmaMs 40', async () => {
+    const { clock, balancer } = make({ picker: roundRobin() }, ['a']);
+    const run = balancer.run(() => resolveAfter(clock, 40, 'x'));
+    await tick(clock, 40);
+    await run;
+    expect(balancer.stats().shards[0]!.ewmaMs).toBe(40);
+  });
+
+  it('stats() is a snapshot, not a live view', async () => {
+    const { clock, balancer } = make({}, ['a']);
+    const before = balancer.stats();
+    const run = balancer.run(() => resolveAfter(clock, 1, 1));
+    expect(before.inFlight).toBe(0);
+    expect(before.shards[0]!.inFlight).toBe(0);
+    await tick(clock, 1);
+    await run;
+  });
+});
+
+describe('pick requests', () => {
+  it('the picker sees attempt, key, totalInFlight and the balancer’s random source', async () => {
+    const clock = new ManualClock();
+    const rng = seededRandom(9);
+    const requests: PickRequest[] = [];
+    const balancer = new Balancer<string>({
+      shards: [
+        { id: 'a', target: 'a' },
+        { id: 'b', target: 'b' },
+      ],
+      picker: {
+        name: 'spy',
+        pick(shards, request) {
+          requests.push({ ...request });
+          return shards[shards.length - 1];
+        },
+      },
+      clock,
+      random: rng,
+    });
+    const key = new Uint8Array([1, 2]);
+    const r1 = balancer.run(() => resolveAfter(clock, 5, 1), { key });
+    const r2 = balancer.run(() => resolveAfter(clock, 5, 2), { key: 'x' });
+    expect(requests).toEqual([
+      { key, attempt: 1, random: rng, totalInFlight: 0 },
+      { key: 'x', attempt: 1, random: rng, totalInFlight: 1 },
+    ]);
+    await tick(clock, 5);
+    await Promise.all([r1, r2]);
+  });
+});

@@ -1,0 +1,143 @@
+import { describe, expect, it } from 'vitest';
+import { Balancer, PeakEwma, peakEwma, roundRobin } from '../../src/index.js';
+import { ManualClock, seededRandom } from '../../src/testing/index.js';
+import { flush, resolveAfter, tick } from './helpers.js';
+
+describe('PeakEwma', () => {
+  it('reads the 30 ms default before any sample, whatever the time', () => {
+    const clock = new ManualClock();
+    const ewma = new PeakEwma(clock);
+    expect(ewma.valueMs).toBe(30);
+    expect(ewma.sampled).toBe(false);
+    clock.advance(50_000);
+    expect(ewma.valueMs).toBe(30);
+    expect(ewma.decayMs).toBe(10_000);
+    expect(ewma.defaultRttMs).toBe(30);
+  });
+
+  it('takes the first sample as the estimate, even below the default', () => {
+    const clock = new ManualClock();
+    const ewma = new PeakEwma(clock);
+    ewma.observe(12);
+    expect(ewma.sampled).toBe(true);
+    expect(ewma.valueMs).toBe(12);
+  });
+
+  it('takes a higher sample at once (the peak)', () => {
+    const clock = new ManualClock();
+    const ewma = new PeakEwma(clock);
+    ewma.observe(100);
+    clock.advance(1_000);
+    ewma.observe(150);
+    expect(ewma.valueMs).toBe(150);
+    // Even right after a sample, a higher one replaces the estimate.
+    ewma.observe(400);
+    expect(ewma.valueMs).toBe(400);
+  });
+
+  it('blends a lower sample with w = exp(-Δt / decay)', () => {
+    const clock = new ManualClock();
+    const ewma = new PeakEwma(clock);
+    ewma.observe(100);
+    clock.advance(1_000);
+    ewma.observe(20);
+    const w = Math.exp(-1_000 / 10_000);
+    const expected = 100 * w + 20 * (1 - w);
+    expect(ewma.valueMs).toBeCloseTo(expected, 10);
+    expect(ewma.valueMs).toBeCloseTo(92.3869, 3);
+
+    // A second lower sample 2 s later blends from the new estimate.
+    clock.advance(2_000);
+    ewma.observe(10);
+    const w2 = Math.exp(-2_000 / 10_000);
+    expect(ewma.valueMs).toBeCloseTo(expected * w2 + 10 * (1 - w2), 10);
+  });
+
+  it('a lower sample with no time elapsed leaves the estimate unchanged (w = 1)', () => {
+    const clock = new ManualClock();
+    const ewma = new PeakEwma(clock);
+    ewma.observe(100);
+    ewma.observe(1);
+    expect(ewma.valueMs).toBe(100);
+  });
+
+  it('decays reads towards zero by exp(-elapsed / decay), without changing the estimate', () => {
+    const clock = new ManualClock();
+    const ewma = new PeakEwma(clock);
+    ewma.observe(100);
+    clock.advance(5_000);
+    expect(ewma.valueMs).toBeCloseTo(100 * Math.exp(-0.5), 10);
+    clock.advance(5_000);
+    expect(ewma.valueMs).toBeCloseTo(100 * Math.exp(-1), 10);
+    clock.advance(90_000);
+    expect(ewma.valueMs).toBeCloseTo(100 * Math.exp(-10), 10);
+    expect(ewma.valueMs).toBeLessThan(0.01);
+  });
+
+  it('honours custom decayMs and defaultRttMs', () => {
+    const clock = new ManualClock();
+    const ewma = new PeakEwma(clock, { decayMs: 1_000, defaultRttMs: 5 });
+    expect(ewma.valueMs).toBe(5);
+    ewma.observe(80);
+    clock.advance(500);
+    expect(ewma.valueMs).toBeCloseTo(80 * Math.exp(-0.5), 10);
+    ewma.observe(40);
+    const w = Math.exp(-500 / 1_000);
+    expect(ewma.valueMs).toBeCloseTo(80 * w + 40 * (1 - w), 10);
+  });
+
+  it('starts from the clock time, not zero: Δt is measured on the injected clock', () => {
+    const clock = new ManualClock(1_000_000);
+    const ewma = new PeakEwma(clock);
+    ewma.observe(100);
+    expect(ewma.valueMs).toBe(100);
+    clock.advance(10_000);
+    expect(ewma.valueMs).toBeCloseTo(100 * Math.exp(-1), 10);
+  });
+});
+
+describe('PeakEwma inside the balancer', () => {
+  it('shards report the picker’s defaultRttMs before a sample and the measured latency after', async () => {
+    const clock = new ManualClock();
+    const balancer = new Balancer({
+      shards: [
+        { id: 'a', target: 'a' },
+        { id: 'b', target: 'b' },
+      ],
+      picker: peakEwma({ defaultRttMs: 7, decayMs: 2_000 }),
+      clock,
+      random: seededRandom(1),
+    });
+    expect(balancer.stats().shards.map((s) => s.ewmaMs)).toEqual([7, 7]);
+    const done = balancer.run((shard) => resolveAfter(clock, 40, shard.id));
+    await flush();
+    await tick(clock, 40);
+    const id = await done;
+    const stats = balancer.stats().shards;
+    const ran = stats.find((s) => s.id === id)!;
+    const other = stats.find((s) => s.id !== id)!;
+    expect(ran.ewmaMs).toBe(40);
+    expect(other.ewmaMs).toBe(7);
+    clock.advance(1_000);
+    expect(balancer.stats().shards.find((s) => s.id === id)!.ewmaMs).toBeCloseTo(
+      40 * Math.exp(-1_000 / 2_000),
+      10,
+    );
+  });
+
+  it('a picker without ewma settings measures with the defaults (30 ms, 10 s)', async () => {
+    const clock = new ManualClock();
+    const balancer = new Balancer({
+      shards: [{ id: 'a', target: 'a' }],
+      picker: roundRobin(),
+      clock,
+      random: seededRandom(1),
+    });
+    expect(balancer.stats().shards[0]!.ewmaMs).toBe(30);
+    const done = balancer.run(() => resolveAfter(clock, 100, 'x'));
+    await tick(clock, 100);
+    await done;
+    clock.advance(10_000);
+    expect(balancer.stats().shards[0]!.ewmaMs).toBeCloseTo(100 * Math.exp(-1), 10);
+  });
+});

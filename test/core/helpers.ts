@@ -1,0 +1,123 @@
+/**
+ * Shared helpers of the core tests: a microtask flush, tasks that settle on virtual time, and
+ * plain `ShardState`-like objects for testing pickers on their own.
+ */
+import type { ShardState } from '../../src/index.js';
+import type { ManualClock } from '../../src/testing/index.js';
+
+/** Lets every pending promise callback run (settlement goes through them). */
+export function flush(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
+ * Advances the clock by `ms`, stopping at every timer on the way and flushing after it, so work
+ * that a settlement starts (a queued run, a retry) gets its own timers in time to fire.
+ */
+export async function tick(clock: ManualClock, ms: number): Promise<void> {
+  const target = clock.now() + ms;
+  await flush();
+  for (;;) {
+    const next = clock.nextTimerAt();
+    if (next === undefined || next > target) break;
+    clock.advanceTo(next);
+    await flush();
+  }
+  clock.advanceTo(target);
+  await flush();
+}
+
+/** A task that resolves with `value` after `ms` of virtual time. */
+export function resolveAfter<R>(clock: ManualClock, ms: number, value: R): Promise<R> {
+  return new Promise((resolve) => {
+    clock.setTimer(() => resolve(value), ms);
+  });
+}
+
+/** A task that rejects with `error` after `ms` of virtual time. */
+export function failAfter(clock: ManualClock, ms: number, error: unknown): Promise<never> {
+  return new Promise((_resolve, reject) => {
+    clock.setTimer(() => reject(error), ms);
+  });
+}
+
+/** Tracks how a promise settled, without leaving a rejection unhandled. */
+export interface Outcome<R> {
+  settled: boolean;
+  ok: boolean | undefined;
+  value: R | undefined;
+  error: unknown;
+  count: number;
+}
+
+export function track<R>(promise: Promise<R>): Outcome<R> {
+  const outcome: Outcome<R> = {
+    settled: false,
+    ok: undefined,
+    value: undefined,
+    error: undefined,
+    count: 0,
+  };
+  promise.then(
+    (value) => {
+      outcome.settled = true;
+      outcome.ok = true;
+      outcome.value = value;
+      outcome.count++;
+    },
+    (error) => {
+      outcome.settled = true;
+      outcome.ok = false;
+      outcome.error = error;
+      outcome.count++;
+    },
+  );
+  return outcome;
+}
+
+/** A plain shard for picker tests, with fixed load figures. */
+export function fakeShard(
+  id: string,
+  index: number,
+  figures: {
+    weight?: number;
+    inFlight?: number;
+    rttMs?: number;
+    load?: number;
+    cost?: number;
+  } = {},
+): ShardState {
+  const inFlight = figures.inFlight ?? 0;
+  const rttMs = figures.rttMs ?? 30;
+  return {
+    id,
+    target: id,
+    weight: figures.weight ?? 1,
+    zone: undefined,
+    labels: {},
+    index,
+    inFlight,
+    bytesInFlight: 0,
+    limit: 32,
+    rttMs,
+    load: figures.load ?? inFlight,
+    cost: figures.cost ?? rttMs * (inFlight + 1),
+  };
+}
+
+/** A random source that replays `values` in order (then throws: the test used too many draws). */
+export function scripted(values: readonly number[]): () => number {
+  let i = 0;
+  return () => {
+    if (i >= values.length)
+      throw new Error(`scripted random exhausted after ${values.length} draws`);
+    return values[i++]!;
+  };
+}
+
+/** Counts per id. */
+export function countBy(ids: readonly string[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const id of ids) counts[id] = (counts[id] ?? 0) + 1;
+  return counts;
+}
