@@ -137,12 +137,24 @@ function balancedPool(origins: string[]): Factory {
   };
 }
 
+/** Whether the core hands `fn` a `ctx.onAbort` (the proposed hook). */
+async function probeAbortHook(origin: string): Promise<boolean> {
+  const http = createHttpBalancer({ origins: [origin] });
+  const has = await http.run(
+    async (_shard, ctx) => typeof (ctx as { onAbort?: unknown }).onAbort === 'function',
+  );
+  await http.close();
+  return has;
+}
+
 // ——— the loop ———
 
 interface Result {
   rps: number;
   p50: number;
   p99: number;
+  /** Client CPU (user + system) per request, µs: the transport's own cost, steadier than req/s on a shared machine. */
+  cpuUs: number;
 }
 
 async function round(factory: Factory, total: number): Promise<Result> {
@@ -151,7 +163,9 @@ async function round(factory: Factory, total: number): Promise<Result> {
   // Warm-up: open the connections and give peak EWMA its first samples.
   await drive(contender, 2_000, undefined);
   const start = performance.now();
+  const cpu0 = process.cpuUsage();
   await drive(contender, total, latencies);
+  const cpu = process.cpuUsage(cpu0);
   const elapsed = performance.now() - start;
   await contender.close();
   latencies.sort();
@@ -159,6 +173,7 @@ async function round(factory: Factory, total: number): Promise<Result> {
     rps: (total / elapsed) * 1000,
     p50: latencies[Math.floor(total * 0.5)]!,
     p99: latencies[Math.floor(total * 0.99)]!,
+    cpuUs: (cpu.user + cpu.system) / total,
   };
 }
 
@@ -182,7 +197,8 @@ async function interleaved(factories: Record<string, Factory>, total: number) {
   const results: Record<string, Result[]> = {};
   for (let r = 0; r < ROUNDS; r++) {
     for (const [key, factory] of Object.entries(factories)) {
-      (results[key] ??= []).push(await round(factory, total));
+      const result = await round(factory, total);
+      results[key] = [...(results[key] ?? []), result];
     }
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -192,6 +208,7 @@ async function interleaved(factories: Record<string, Factory>, total: number) {
       rps: median(rs.map((x) => x.rps)),
       p50: median(rs.map((x) => x.p50)),
       p99: median(rs.map((x) => x.p99)),
+      cpuUs: median(rs.map((x) => x.cpuUs)),
     };
   }
   return out;
@@ -205,6 +222,10 @@ async function main() {
   const began = performance.now();
   const { child, origins } = await startShards();
   try {
+    const hook = await probeAbortHook(origins[0]!);
+    console.log(
+      `core ctx.onAbort hook: ${hook ? 'present (undici gets a bare EventEmitter)' : 'absent (undici listens on ctx.signal)'}`,
+    );
     console.log(
       `node ${process.version}, ${SHARDS} loopback shards (child process), 1 KiB POSTs, concurrency ${CONCURRENCY}, ${CONNECTIONS} connections per shard, ${ROUNDS} interleaved rounds, medians\n`,
     );
@@ -227,8 +248,10 @@ async function main() {
       'p99 ms',
       'vs raw RR',
       'vs BalancedPool',
+      'client CPU µs/req',
+      'CPU vs raw RR',
     ]);
-    row(['---', '---:', '---:', '---:', '---:', '---:']);
+    row(['---', '---:', '---:', '---:', '---:', '---:', '---:', '---:']);
     const names = {
       p2c: 'shardwise p2c',
       ewma: 'shardwise peakEwma',
@@ -244,6 +267,8 @@ async function main() {
         fmt(r.p99, 2),
         `${fmt(r.rps / t.raw!.rps, 3)}×`,
         `${fmt(r.rps / t.balanced!.rps, 3)}×`,
+        fmt(r.cpuUs, 1),
+        `${fmt(r.cpuUs / t.raw!.cpuUs, 2)}×`,
       ]);
     }
     console.log('goals: shardwise ≥ 0.95× raw RR, ≥ 1× BalancedPool\n');

@@ -18,7 +18,8 @@ export type ShardwiseErrorCode =
   | 'SHARDWISE_PUSH_BACK'
   | 'SHARDWISE_SHARD_REMOVED'
   | 'SHARDWISE_WRITE_FAILED'
-  | 'SHARDWISE_HTTP';
+  | 'SHARDWISE_HTTP'
+  | 'SHARDWISE_S3';
 
 /** Every error shardwise throws has these. */
 export interface ShardwiseErrorLike extends Error {

@@ -2,6 +2,7 @@ import type { ConcurrencyLimit } from './limits/types.js';
 import { PeakEwma } from './load/ewma.js';
 import { InFlight } from './load/inflight.js';
 import { PushBack } from './load/pushback.js';
+import { ReportedLoad } from './load/reported.js';
 import type { Clock, EwmaOptions, ShardSpec, ShardState } from './types.js';
 
 /** Health of one shard as the outlier detector sees it. */
@@ -25,6 +26,7 @@ export class Shard<T = unknown> implements ShardState<T> {
   readonly inflight = new InFlight();
   readonly ewma: PeakEwma;
   readonly pushBack: PushBack;
+  readonly reported: ReportedLoad;
 
   health: HealthState = 'healthy';
   /** Index of the first `prefer` tier the shard belongs to (the last tier when none). */
@@ -60,6 +62,7 @@ export class Shard<T = unknown> implements ShardState<T> {
     this.limit = typeof limit === 'number' ? limit : Math.max(1, Math.floor(limit.limit));
     this.ewma = new PeakEwma(clock, ewma);
     this.pushBack = new PushBack(clock);
+    this.reported = new ReportedLoad(clock);
   }
 
   get inFlight(): number {
@@ -75,11 +78,22 @@ export class Shard<T = unknown> implements ShardState<T> {
   }
 
   get load(): number {
-    return this.inflight.count + this.pushBack.penalty;
+    return this.inflight.count + this.reported.current + this.pushBack.penalty;
   }
 
   get cost(): number {
-    return this.ewma.valueMs * (this.inflight.count + 1) + this.pushBack.penalty;
+    return (
+      this.ewma.valueMs * (this.inflight.count + 1 + this.reported.current) + this.pushBack.penalty
+    );
+  }
+
+  get reportedLoad(): number | undefined {
+    return this.reported.last;
+  }
+
+  /** Feeds the load the shard reported about itself (a transport calls this; pickers never do). */
+  reportLoad(value: number): void {
+    this.reported.report(value);
   }
 
   /** Below its cap (a probing shard takes one call at a time). */

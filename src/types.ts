@@ -62,12 +62,15 @@ export interface ShardState<T = unknown> {
   /** Peak-EWMA round-trip estimate in ms, decayed to now (`defaultRttMs` before any sample). */
   readonly rttMs: number;
   /**
-   * Load for count-based pickers: `inFlight`, plus a large penalty while the shard pushes back
+   * Load for count-based pickers: `inFlight` plus the load the shard reports about itself (while
+   * fresh), plus a large penalty while the shard pushes back
    * (429, SlowDown, Retry-After), so a pushed-back shard is chosen only when every other is too.
    */
   readonly load: number;
+  /** The last load the shard reported about itself (e.g. `x-shard-load`), if any. */
+  readonly reportedLoad?: number | undefined;
   /**
-   * Peak-EWMA cost: `rttMs × (inFlight + 1)`, plus the same push-back penalty (Finagle, Linkerd,
+   * Peak-EWMA cost: `rttMs × (inFlight + 1 + reported load)`, plus the same push-back penalty (Finagle, Linkerd,
    * tower). Lower is better.
    */
   readonly cost: number;

@@ -1,0 +1,89 @@
+import { PushBackError } from '../errors.js';
+import { HttpError, pathWithoutQuery } from './errors.js';
+import { parseRetryAfter } from './retry-after.js';
+
+/** Where a status is being judged. */
+export interface ExchangeInfo {
+  shardId: string;
+  method: string;
+  path: string;
+  maxRetryAfterMs: number;
+  defaultRetryAfterMs: number;
+  wallClock: () => number;
+}
+
+/**
+ * The error a status means, or undefined for success (< 400: 2xx, and 1xx/3xx, which undici
+ * hands over as they are; no redirect is followed).
+ *
+ * - 429, and 503 with a usable `Retry-After` → `PushBackError` (load, not ill health: the shard's
+ *   cost rises for the advised time, capped at `maxRetryAfterMs`; a 429 without one holds 1 s);
+ * - other 5xx → `HttpError`, `retryable: true`;
+ * - 4xx → `HttpError`, `retryable: false`.
+ */
+export function statusError(
+  statusCode: number,
+  headers: Record<string, string | string[] | undefined>,
+  body: Uint8Array,
+  info: ExchangeInfo,
+): Error | undefined {
+  if (statusCode < 400) return undefined;
+  if (statusCode === 429 || statusCode === 503) {
+    let ms = parseRetryAfter(headers['retry-after'], info.wallClock);
+    if (ms === undefined && statusCode === 429) ms = info.defaultRetryAfterMs;
+    if (ms !== undefined) {
+      ms = Math.min(ms, info.maxRetryAfterMs);
+      const error = new PushBackError(
+        ms,
+        `shard "${info.shardId}" answered ${info.method} ${pathWithoutQuery(info.path)} with HTTP ${statusCode}: retry after ${ms} ms`,
+      );
+      Object.defineProperty(error, 'statusCode', { value: statusCode, enumerable: true });
+      return error;
+    }
+  }
+  return new HttpError({
+    statusCode,
+    shardId: info.shardId,
+    method: info.method,
+    path: info.path,
+    body,
+    retryable: statusCode >= 500,
+  });
+}
+
+/** undici and socket codes that prove the request never left this process. */
+const NOT_SENT = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_INVALID_ARG',
+]);
+
+/**
+ * Marks a transport error for the retry classifier: `notSent: true` where its code proves the
+ * request never reached the shard (so even a non-idempotent run may go elsewhere), and
+ * `retryable: false` for an invalid request (undici's `UND_ERR_INVALID_ARG`: every shard would
+ * refuse it). Returns the same error.
+ */
+export function annotateTransportError(error: unknown): unknown {
+  if (typeof error !== 'object' || error === null || !Object.isExtensible(error)) return error;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code !== 'string') return error;
+  if (NOT_SENT.has(code) && (error as { notSent?: unknown }).notSent === undefined) {
+    Object.defineProperty(error, 'notSent', { value: true, enumerable: true, configurable: true });
+  }
+  if (
+    code === 'UND_ERR_INVALID_ARG' &&
+    (error as { retryable?: unknown }).retryable === undefined
+  ) {
+    Object.defineProperty(error, 'retryable', {
+      value: false,
+      enumerable: true,
+      configurable: true,
+    });
+  }
+  return error;
+}

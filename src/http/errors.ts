@@ -1,0 +1,127 @@
+/**
+ * Errors of the HTTP transport, branded like the core's (`src/errors.ts`): a stable `code`, a
+ * `name`, and a `Symbol.for('shardwise.error')` brand that `isShardwiseError` recognises from any
+ * copy of the package. They never hold request headers (credentials live there), nor the query
+ * string of the path.
+ */
+
+const BRAND = Symbol.for('shardwise.error');
+const BODY_TOO_LARGE = Symbol.for('shardwise.http.bodyTooLarge');
+
+/** Longest response-body excerpt an `HttpError` keeps, in bytes. */
+export const EXCERPT_BYTES = 1024;
+
+/** What an `HttpError` is told about the failed exchange. */
+export interface HttpErrorDetails {
+  statusCode: number;
+  shardId: string;
+  method: string;
+  /** The request path; its query string is dropped before it is stored. */
+  path: string;
+  /** The response body (only its first {@link EXCERPT_BYTES} bytes are kept). */
+  body?: Uint8Array | undefined;
+  /** Worth another shard: true for 5xx, false for 4xx. */
+  retryable: boolean;
+}
+
+function brand(error: Error, name: string): void {
+  Object.defineProperty(error, BRAND, { value: 'SHARDWISE_HTTP' });
+  Object.defineProperty(error, 'code', { value: 'SHARDWISE_HTTP', enumerable: true });
+  error.name = name;
+}
+
+/** The path without its query string or fragment (tokens travel there). */
+export function pathWithoutQuery(path: string): string {
+  const q = path.search(/[?#]/);
+  return q === -1 ? path : path.slice(0, q);
+}
+
+/** A bounded, printable excerpt of a response body. */
+export function excerptOf(body: Uint8Array | undefined): string {
+  if (body === undefined || body.length === 0) return '';
+  const cut = body.length > EXCERPT_BYTES ? body.subarray(0, EXCERPT_BYTES) : body;
+  // A cut through a multi-byte character decodes to U+FFFD: harmless in an excerpt.
+  return Buffer.from(cut.buffer, cut.byteOffset, cut.byteLength).toString('utf8');
+}
+
+/**
+ * A shard answered with an error status: 4xx (`retryable: false`, the request itself is at fault
+ * and another shard would say the same) or 5xx (`retryable: true`, another shard may do better).
+ * 429 and 503 with `Retry-After` are not `HttpError`s but `PushBackError`s.
+ *
+ * @example
+ * try { await http.request({ method: 'POST', path: '/ingest', body }); }
+ * catch (error) { if (error instanceof HttpError && error.statusCode === 413) split(body); }
+ */
+export class HttpError extends Error {
+  declare readonly code: 'SHARDWISE_HTTP';
+  readonly statusCode: number;
+  readonly shardId: string;
+  readonly method: string;
+  /** The request path without its query string. */
+  readonly path: string;
+  /** The first ≤ 1 KiB of the response body, decoded as UTF-8. */
+  readonly excerpt: string;
+  /** Read by the retry classifier (`defaultRetryable`). */
+  readonly retryable: boolean;
+
+  constructor(details: HttpErrorDetails, message?: string) {
+    const path = pathWithoutQuery(details.path);
+    const excerpt = excerptOf(details.body);
+    super(
+      message ??
+        `shard "${details.shardId}" answered ${details.method} ${path} with HTTP ${details.statusCode}${
+          excerpt === '' ? '' : `: ${oneLine(excerpt)}`
+        }`,
+    );
+    brand(this, 'HttpError');
+    this.statusCode = details.statusCode;
+    this.shardId = details.shardId;
+    this.method = details.method;
+    this.path = path;
+    this.excerpt = excerpt;
+    this.retryable = details.retryable;
+  }
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return (
+      typeof value === 'object' &&
+      value !== null &&
+      (value as Record<symbol, unknown>)[BRAND] === 'SHARDWISE_HTTP'
+    );
+  }
+}
+
+/**
+ * A response body outgrew `bodyLimitBytes`: the body was destroyed (its connection closed, not
+ * reused) and the run fails without retry — the request reached the shard, and another shard
+ * would most likely send the same oversized answer.
+ */
+export class BodyTooLargeError extends HttpError {
+  /** The limit that was crossed, bytes. */
+  readonly limitBytes: number;
+
+  constructor(details: Omit<HttpErrorDetails, 'retryable' | 'body'>, limitBytes: number) {
+    const path = pathWithoutQuery(details.path);
+    super(
+      { ...details, retryable: false },
+      `shard "${details.shardId}" answered ${details.method} ${path} (HTTP ${details.statusCode}) with a body over bodyLimitBytes (${limitBytes}); the body was discarded`,
+    );
+    Object.defineProperty(this, BODY_TOO_LARGE, { value: true });
+    this.name = 'BodyTooLargeError';
+    this.limitBytes = limitBytes;
+  }
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return (
+      typeof value === 'object' &&
+      value !== null &&
+      (value as Record<symbol, unknown>)[BODY_TOO_LARGE] === true
+    );
+  }
+}
+
+function oneLine(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > 200 ? `${flat.slice(0, 200)}…` : flat;
+}

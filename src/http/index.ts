@@ -1,0 +1,22 @@
+/**
+ * shardwise/http — the undici transport: one keep-alive `Pool` per shard, status and connection
+ * errors classified for the balancer's retries, server-reported load fed to the shard.
+ * Imports the core; the core never imports it.
+ */
+export { createHttpBalancer, HttpBalancer } from './balancer.js';
+export { BodyTooLargeError, HttpError } from './errors.js';
+export { HTTP_DEFAULTS } from './options.js';
+export { feedReportedLoad, parseLoadHeader } from './reported-load.js';
+export { parseRetryAfter } from './retry-after.js';
+export type {
+  HttpBalancerOptions,
+  HttpBalancerStats,
+  HttpBody,
+  HttpBodyValue,
+  HttpRequest,
+  HttpResponse,
+  HttpShardSpec,
+  HttpShardStats,
+  HttpTarget,
+  HttpTlsOptions,
+} from './types.js';

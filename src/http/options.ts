@@ -1,0 +1,227 @@
+import { ConfigError } from '../errors.js';
+import type { BalancerOptions } from '../options.js';
+import type { ShardSpec } from '../types.js';
+import {
+  bool,
+  checkKnownKeys,
+  checkObject,
+  duration,
+  nonNegativeInt,
+  positiveInt,
+} from '../validate.js';
+import type { HttpBalancerOptions, HttpShardSpec, HttpTarget, HttpTlsOptions } from './types.js';
+
+/** The transport's defaults (documented on {@link HttpBalancerOptions}). */
+export const HTTP_DEFAULTS = {
+  connectionsPerShard: 8,
+  pipelining: 1,
+  keepAliveTimeoutMs: 4_000,
+  headersTimeoutMs: 30_000,
+  bodyTimeoutMs: 30_000,
+  bodyLimitBytes: 16 * 1024 * 1024,
+  loadHeader: 'x-shard-load',
+  maxRetryAfterMs: 60_000,
+  /** A 429 without a usable `Retry-After` holds the shard this long. */
+  defaultRetryAfterMs: 1_000,
+} as const;
+
+/** Option names the transport adds to the core's (the core rejects every other unknown name). */
+export const HTTP_OPTION_KEYS = [
+  'origins',
+  'connectionsPerShard',
+  'pipelining',
+  'keepAliveTimeoutMs',
+  'headersTimeoutMs',
+  'bodyTimeoutMs',
+  'bodyLimitBytes',
+  'tls',
+  'loadHeader',
+  'maxRetryAfterMs',
+] as const;
+
+export interface ResolvedHttpOptions {
+  connectionsPerShard: number;
+  pipelining: number;
+  keepAliveTimeoutMs: number;
+  headersTimeoutMs: number;
+  bodyTimeoutMs: number;
+  bodyLimitBytes: number;
+  tls: HttpTlsOptions | undefined;
+  /** Lower-cased (undici lower-cases response header names), or undefined when off. */
+  loadHeader: string | undefined;
+  maxRetryAfterMs: number;
+}
+
+/**
+ * Validates the transport's options and turns `origins`/`shards` into core shard specs. The
+ * core's own options are validated by the `Balancer` constructor, which also rejects unknown
+ * names (it is given {@link HTTP_OPTION_KEYS}).
+ */
+export function resolveHttpOptions(options: HttpBalancerOptions): {
+  core: BalancerOptions<HttpTarget>;
+  http: ResolvedHttpOptions;
+} {
+  checkObject('options', options);
+  const o = options;
+  let shards: ShardSpec<HttpTarget>[];
+  if (o.origins !== undefined && o.shards !== undefined) {
+    throw new ConfigError(
+      'origins',
+      'and `shards` cannot both be given: pass one of them',
+      o.origins,
+      {
+        given: false,
+      },
+    );
+  }
+  if (o.origins !== undefined) {
+    if (!Array.isArray(o.origins) || o.origins.length === 0) {
+      throw new ConfigError('origins', 'must be a non-empty array of URL strings', o.origins);
+    }
+    shards = o.origins.map((origin, i) => {
+      const target = toTarget(`origins[${i}]`, origin);
+      return { id: target.origin, target };
+    });
+  } else if (o.shards !== undefined) {
+    if (!Array.isArray(o.shards) || o.shards.length === 0) {
+      throw new ConfigError('shards', 'must be a non-empty array of shard specs', o.shards);
+    }
+    shards = o.shards.map((spec, i) => toShardSpec(`shards[${i}]`, spec));
+  } else {
+    throw new ConfigError(
+      'origins',
+      'is required (or `shards`): list the shards, e.g. origins: ["http://10.0.0.1:8080"]',
+      undefined,
+      { given: false },
+    );
+  }
+  const connectionsPerShard =
+    o.connectionsPerShard === undefined
+      ? HTTP_DEFAULTS.connectionsPerShard
+      : positiveInt('connectionsPerShard', o.connectionsPerShard);
+  const pipelining =
+    o.pipelining === undefined
+      ? HTTP_DEFAULTS.pipelining
+      : nonNegativeInt('pipelining', o.pipelining);
+  const http: ResolvedHttpOptions = {
+    connectionsPerShard,
+    pipelining,
+    keepAliveTimeoutMs:
+      o.keepAliveTimeoutMs === undefined
+        ? HTTP_DEFAULTS.keepAliveTimeoutMs
+        : duration('keepAliveTimeoutMs', o.keepAliveTimeoutMs, true),
+    headersTimeoutMs:
+      o.headersTimeoutMs === undefined
+        ? HTTP_DEFAULTS.headersTimeoutMs
+        : duration('headersTimeoutMs', o.headersTimeoutMs),
+    bodyTimeoutMs:
+      o.bodyTimeoutMs === undefined
+        ? HTTP_DEFAULTS.bodyTimeoutMs
+        : duration('bodyTimeoutMs', o.bodyTimeoutMs),
+    bodyLimitBytes:
+      o.bodyLimitBytes === undefined
+        ? HTTP_DEFAULTS.bodyLimitBytes
+        : positiveInt('bodyLimitBytes', o.bodyLimitBytes, true),
+    tls: o.tls === undefined ? undefined : checkTls(o.tls),
+    loadHeader: resolveLoadHeader(o.loadHeader),
+    maxRetryAfterMs:
+      o.maxRetryAfterMs === undefined
+        ? HTTP_DEFAULTS.maxRetryAfterMs
+        : duration('maxRetryAfterMs', o.maxRetryAfterMs),
+  };
+  const core: BalancerOptions<HttpTarget> & Record<string, unknown> = { ...o, shards };
+  // Keep the in-flight cap at what the pool can carry at once, so excess runs wait in the
+  // balancer (where the next free shard is picked) rather than in one shard's pool queue.
+  if (core.maxInFlightPerShard === undefined) {
+    core.maxInFlightPerShard = connectionsPerShard * Math.max(1, pipelining);
+  }
+  return { core, http };
+}
+
+function resolveLoadHeader(value: unknown): string | undefined {
+  if (value === undefined) return HTTP_DEFAULTS.loadHeader;
+  if (value === false) return undefined;
+  if (typeof value !== 'string' || !/^[!#$%&'*+.^_`|~0-9a-z-]+$/i.test(value)) {
+    throw new ConfigError('loadHeader', 'must be a header name or false', value);
+  }
+  return value.toLowerCase();
+}
+
+/** A core shard spec from an HTTP one (target normalised to a frozen `{ origin }`). */
+export function toShardSpec(field: string, spec: unknown): ShardSpec<HttpTarget> {
+  checkObject(field, spec);
+  checkKnownKeys(field, spec, ['id', 'target', 'weight', 'zone', 'labels']);
+  const s = spec as HttpShardSpec;
+  const target = toTarget(`${field}.target`, s.target);
+  const out: ShardSpec<HttpTarget> = { id: s.id, target };
+  if (s.weight !== undefined) out.weight = s.weight;
+  if (s.zone !== undefined) out.zone = s.zone;
+  if (s.labels !== undefined) out.labels = s.labels;
+  return out;
+}
+
+/** Parses an origin (string or `{ origin }`) into a frozen {@link HttpTarget}. */
+export function toTarget(field: string, value: unknown): HttpTarget {
+  let text: unknown = value;
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    checkKnownKeys(field, value, ['origin']);
+    text = (value as { origin?: unknown }).origin;
+    field = `${field}.origin`;
+  }
+  if (typeof text !== 'string') {
+    throw new ConfigError(field, 'must be an http: or https: origin URL string', text);
+  }
+  // Credentials may sit in a URL: never echo one that has an `@` in it.
+  const echo = !text.includes('@');
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new ConfigError(field, 'must be an absolute http: or https: URL', text, { given: echo });
+  }
+  if (url.username !== '' || url.password !== '') {
+    throw new ConfigError(
+      field,
+      'must not carry credentials (user:password@): send them in request headers',
+      undefined,
+      { given: false },
+    );
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(field, 'must use http: or https:', text, { given: echo });
+  }
+  if (url.pathname !== '/' || url.search !== '' || url.hash !== '') {
+    throw new ConfigError(
+      field,
+      'must be an origin (scheme://host[:port]) without a path, query or fragment',
+      text,
+      { given: echo },
+    );
+  }
+  return Object.freeze({ origin: url.origin });
+}
+
+function checkPem(field: string, value: unknown): void {
+  const one = (v: unknown) => typeof v === 'string' || Buffer.isBuffer(v);
+  if (!(one(value) || (Array.isArray(value) && value.every(one)))) {
+    throw new ConfigError(field, 'must be a PEM string, a Buffer, or an array of them', value);
+  }
+}
+
+function checkTls(value: unknown): HttpTlsOptions {
+  checkObject('tls', value);
+  checkKnownKeys('tls', value, ['ca', 'cert', 'key', 'rejectUnauthorized', 'servername']);
+  const t = value as HttpTlsOptions;
+  if (t.ca !== undefined) checkPem('tls.ca', t.ca);
+  if (t.cert !== undefined) checkPem('tls.cert', t.cert);
+  if (t.key !== undefined) checkPem('tls.key', t.key);
+  if (t.rejectUnauthorized !== undefined) bool('tls.rejectUnauthorized', t.rejectUnauthorized);
+  if (t.servername !== undefined && (typeof t.servername !== 'string' || t.servername === '')) {
+    throw new ConfigError('tls.servername', 'must be a non-empty string', t.servername);
+  }
+  const out: HttpTlsOptions = {};
+  for (const k of ['ca', 'cert', 'key', 'rejectUnauthorized', 'servername'] as const) {
+    if (t[k] !== undefined) (out as Record<string, unknown>)[k] = t[k];
+  }
+  return out;
+}

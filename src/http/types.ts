@@ -1,0 +1,131 @@
+import type { Readable } from 'node:stream';
+import type { BalancerStats, ShardStats } from '../balancer.js';
+import type { BalancerOptions } from '../options.js';
+import type { Key } from '../types.js';
+
+/** What an HTTP shard is: its origin. Frozen; `shard.target` in pickers and events. */
+export interface HttpTarget {
+  /** `scheme://host[:port]`, normalised by `URL` (default ports dropped, host lower-cased). */
+  readonly origin: string;
+}
+
+/** A shard spec for `createHttpBalancer({ shards })`, `addShard` and `setShards`. */
+export interface HttpShardSpec {
+  id: string;
+  /** An origin URL (`'http://10.0.0.1:8080'`) or `{ origin }`. No path, query, or credentials. */
+  target: string | { origin: string };
+  weight?: number;
+  zone?: string;
+  labels?: Record<string, string>;
+}
+
+/** TLS settings for `https:` origins, passed to undici's `connect` options. */
+export interface HttpTlsOptions {
+  /** Trusted CA certificates (PEM), instead of Node's bundled list. */
+  ca?: string | Buffer | Array<string | Buffer>;
+  /** Client certificate (PEM), for mutual TLS. */
+  cert?: string | Buffer | Array<string | Buffer>;
+  /** Client private key (PEM), for mutual TLS. */
+  key?: string | Buffer | Array<string | Buffer>;
+  /** Verify the server's certificate (default true). */
+  rejectUnauthorized?: boolean;
+  /** SNI server name and the name the certificate is checked against (default: the host). */
+  servername?: string;
+}
+
+/**
+ * Options of {@link createHttpBalancer}: every `Balancer` option (except `shards`, given as
+ * `origins` or HTTP shard specs) plus the transport's.
+ */
+export interface HttpBalancerOptions extends Omit<BalancerOptions<HttpTarget>, 'shards'> {
+  /** Shard origins; each shard's id is its normalised origin. Exactly one of `origins`/`shards`. */
+  origins?: string[];
+  /** Full shard specs (ids, weights, zones, labels). Exactly one of `origins`/`shards`. */
+  shards?: HttpShardSpec[];
+  /** Connections one shard's pool may open (default 8). */
+  connectionsPerShard?: number;
+  /**
+   * Requests per connection at once (default 1: keep-alive without HTTP/1.1 pipelining; 0 turns
+   * keep-alive off, one connection per request).
+   */
+  pipelining?: number;
+  /** Idle time before a kept-alive connection is closed, ms, when the server gives no hint (default 4 000). */
+  keepAliveTimeoutMs?: number;
+  /** Wait for response headers, ms; 0 = none (default 30 000). */
+  headersTimeoutMs?: number;
+  /** Longest silence while reading a response body, ms; 0 = none (default 30 000). */
+  bodyTimeoutMs?: number;
+  /** Largest response body read into memory, bytes (default 16 MiB); past it `BodyTooLargeError`. */
+  bodyLimitBytes?: number;
+  /** TLS settings for `https:` origins. */
+  tls?: HttpTlsOptions;
+  /**
+   * Response header carrying the shard's own load figure, a number ≥ 0 (default `'x-shard-load'`),
+   * or `false` to ignore it.
+   */
+  loadHeader?: string | false;
+  /** Cap on a `Retry-After` wait, ms (default 60 000): a shard cannot park a run for an hour. */
+  maxRetryAfterMs?: number;
+}
+
+/**
+ * A request body: bytes, text, a stream, an async iterable of chunks — or a function returning a
+ * fresh body per attempt. A stream or iterable can be sent once: its run is not idempotent (it is
+ * retried only when the error proves nothing was sent, and then only if the stream is untouched).
+ * Give a function to make a streamed request replayable.
+ */
+export type HttpBodyValue = string | Uint8Array | Readable | AsyncIterable<Uint8Array | string>;
+export type HttpBody = HttpBodyValue | (() => HttpBodyValue) | null | undefined;
+
+/** One HTTP call through the balancer. */
+export interface HttpRequest {
+  /** Routing key for hashing pickers. */
+  key?: Key;
+  /** Default `'GET'`. */
+  method?: string;
+  /** Path and query, starting with `/` (default `'/'`). */
+  path?: string;
+  /** Request headers. Never copied into errors, events or stats. */
+  headers?: Record<string, string | string[] | undefined>;
+  body?: HttpBody;
+  /**
+   * May be repeated on another shard (default: true for GET, HEAD, PUT, DELETE, OPTIONS; false
+   * for POST, PATCH and others; always false for a one-shot stream body).
+   */
+  idempotent?: boolean;
+  /** Aborts the whole request, retries included. */
+  signal?: AbortSignal;
+  /** Bound on one attempt, ms (default: the balancer's `timeoutMs`). */
+  timeoutMs?: number;
+  /** Bytes the request carries, for byte-aware load (default: the body's length when known). */
+  bytes?: number;
+}
+
+/** A response read in full (bounded by `bodyLimitBytes`). */
+export interface HttpResponse {
+  statusCode: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+  /** The shard that answered. */
+  shardId: string;
+  /** The body decoded as UTF-8. */
+  text(): string;
+  /** The body parsed as JSON. */
+  json<J = unknown>(): J;
+}
+
+/** One shard in `HttpBalancer.stats()`: the core figures plus its connection pool's. */
+export interface HttpShardStats extends ShardStats {
+  /** Open connections. */
+  connections: number;
+  /** Requests waiting in the pool for a connection or queued on one. */
+  pending: number;
+  /** Requests being sent or answered. */
+  running: number;
+  /** The last load the shard reported in its load header, if any. */
+  reportedLoad: number | undefined;
+}
+
+export interface HttpBalancerStats extends BalancerStats {
+  shards: HttpShardStats[];
+}

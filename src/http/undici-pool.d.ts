@@ -1,0 +1,22 @@
+/**
+ * Types for the undici modules `shardwise/http` loads. undici's package entry installs an
+ * undici 7 agent as Node's global fetch dispatcher on import (TOOLCHAIN trap 4), which breaks
+ * Node 20's built-in `fetch` for the whole process; these modules alone do not.
+ */
+declare module 'undici/lib/dispatcher/pool.js' {
+  import type { Pool } from 'undici';
+
+  const PoolClass: typeof Pool;
+  export default PoolClass;
+}
+
+declare module 'undici/lib/api/api-request.js' {
+  import type { Dispatcher } from 'undici';
+
+  /** `Dispatcher.prototype.request`, called with the pool as `this`. */
+  const request: (
+    this: Dispatcher,
+    options: Dispatcher.RequestOptions,
+  ) => Promise<Dispatcher.ResponseData>;
+  export default request;
+}

@@ -1,0 +1,34 @@
+import type { Clock } from '../types.js';
+
+/**
+ * Load a shard reports about itself (e.g. an `x-shard-load` response header): trusted for `ttlMs`
+ * after the last report, so a shard that stops reporting does not keep a stale figure forever.
+ */
+export class ReportedLoad {
+  private value = 0;
+  private atMs = Number.NEGATIVE_INFINITY;
+  private readonly clock: Clock;
+  private readonly ttlMs: number;
+
+  constructor(clock: Clock, ttlMs = 10_000) {
+    this.clock = clock;
+    this.ttlMs = ttlMs;
+  }
+
+  report(value: number): void {
+    this.value = value;
+    this.atMs = this.clock.now();
+  }
+
+  /** The reported figure while fresh, else 0. */
+  get current(): number {
+    return this.atMs !== Number.NEGATIVE_INFINITY && this.clock.now() - this.atMs < this.ttlMs
+      ? this.value
+      : 0;
+  }
+
+  /** The last reported figure, if any. */
+  get last(): number | undefined {
+    return this.atMs === Number.NEGATIVE_INFINITY ? undefined : this.value;
+  }
+}
