@@ -9,7 +9,15 @@ const entry = {
 // Library: ESM keeps dependencies external; CJS inlines ESM-only ones (TOOLCHAIN.md trap 1).
 // The command line (`bin`) is one ESM file without chunks, so it can fork itself for the demo.
 export default defineConfig([
-  { entry, format: ['esm'], dts: true, sourcemap: true, clean: false, target: 'node20', splitting: true },
+  {
+    entry,
+    format: ['esm'],
+    dts: true,
+    sourcemap: true,
+    clean: false,
+    target: 'node20',
+    splitting: true,
+  },
   { entry, format: ['cjs'], dts: true, sourcemap: true, clean: false, target: 'node20' },
   {
     entry: { 'cli/main': 'src/cli/main.ts' },

@@ -15,7 +15,7 @@ import { percentile, table } from './table.js';
 export const DEMO_HELP = `Usage: shardwise demo [--records N] [--shards N] [--picker NAME[,NAME…]] [--concurrency N]
 
 Starts N local HTTP ingest shards on 127.0.0.1 in a child process and pushes a generated dataset
-through shardwise's HTTP balancer with each picker in turn. Midway one shard turns slow (+40 ms a request); for a
+through shardwise's HTTP balancer with each picker in turn. Midway one shard turns slow (+20 ms a request); for a
 while another answers 503. Ends with a table: throughput, p50/p99 latency, the share of records
 the slow shard got while it was slow, retries, failures, and records lost (always 0).
 
@@ -115,7 +115,7 @@ export async function demo(
 
   out.write(
     `shardwise demo: ${records.toLocaleString('en')} records × ${names.length} picker(s), ${shardCount} shards on 127.0.0.1\n` +
-      `  shard-${slowIndex} turns slow (+40 ms) at 50 %, shard-${failIndex} answers 503 from 20 % to 40 %\n\n`,
+      `  shard-${slowIndex} turns slow (+20 ms a request) at 50 %, shard-${failIndex} answers 503 from 20 % to 40 %\n\n`,
   );
   const { shards, ports } = await Shards.start(shardCount);
   const rows: Row[] = [];
@@ -242,7 +242,7 @@ async function pushAll(
     if (i === failFrom) await shards.ask({ cmd: 'set', shard: o.failIndex, failing: true });
     if (i === failTo) await shards.ask({ cmd: 'set', shard: o.failIndex, failing: false });
     if (i === slowFrom) {
-      await shards.ask({ cmd: 'set', shard: o.slowIndex, delayMs: 40 });
+      await shards.ask({ cmd: 'set', shard: o.slowIndex, delayMs: 20 });
       slowPhase = true;
     }
     await balancer.ready();

@@ -167,6 +167,7 @@ export function svgDocument(charts: ChartOptions[]): string {
   });
   return `<?xml version="1.0" encoding="UTF-8"?>
 <svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${y}" viewBox="0 0 ${width} ${y}" font-family="Helvetica, Arial, sans-serif">
+<title>${escapeXml(charts.map((c) => c.title).join('; '))}</title>
 <rect x="0" y="0" width="${width}" height="${y}" fill="#f7f7f7"/>
 ${groups.join('\n')}
 </svg>

@@ -3,6 +3,7 @@
 const assert = require('node:assert/strict');
 const { Balancer, ConfigError, roundRobin } = require('shardwise');
 const { seededRandom } = require('shardwise/testing');
+const { createHttpBalancer, HttpError } = require('shardwise/http');
 
 async function main() {
   const balancer = new Balancer({
@@ -20,6 +21,9 @@ async function main() {
   }
   assert.ok(fromEsm instanceof ConfigError, 'an ESM ConfigError is a CJS ConfigError');
   await balancer.close();
+  const http = createHttpBalancer({ origins: ['http://127.0.0.1:9'] });
+  assert.equal(typeof HttpError, 'function');
+  await http.close();
   console.log('smoke cjs: ok');
 }
 
