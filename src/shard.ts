@@ -27,6 +27,7 @@ export class Shard<T = unknown> implements ShardState<T> {
   readonly ewma: PeakEwma;
   readonly pushBack: PushBack;
   readonly reported: ReportedLoad;
+  private readonly clock: Clock;
 
   health: HealthState = 'healthy';
   /** Index of the first `prefer` tier the shard belongs to (the last tier when none). */
@@ -60,6 +61,7 @@ export class Shard<T = unknown> implements ShardState<T> {
     this.index = index;
     this.limiter = typeof limit === 'number' ? undefined : limit;
     this.limit = typeof limit === 'number' ? limit : Math.max(1, Math.floor(limit.limit));
+    this.clock = clock;
     this.ewma = new PeakEwma(clock, ewma);
     this.pushBack = new PushBack(clock);
     this.reported = new ReportedLoad(clock);
@@ -78,12 +80,18 @@ export class Shard<T = unknown> implements ShardState<T> {
   }
 
   get load(): number {
-    return this.inflight.count + this.reported.current + this.pushBack.penalty;
+    // Until a shard has pushed back or reported load, its load is its in-flight count: no clock.
+    if (!this.pushBack.ever && !this.reported.ever) return this.inflight.count;
+    const now = this.clock.now();
+    return this.inflight.count + this.reported.currentAt(now) + this.pushBack.penaltyAt(now);
   }
 
   get cost(): number {
+    const now = this.clock.now();
+    const rtt = this.ewma.valueAt(now);
+    if (!this.pushBack.ever && !this.reported.ever) return rtt * (this.inflight.count + 1);
     return (
-      this.ewma.valueMs * (this.inflight.count + 1 + this.reported.current) + this.pushBack.penalty
+      rtt * (this.inflight.count + 1 + this.reported.currentAt(now)) + this.pushBack.penaltyAt(now)
     );
   }
 

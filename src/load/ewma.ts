@@ -40,8 +40,13 @@ export class PeakEwma {
 
   /** The estimate now, in ms: the last value decayed by the time since it was set. */
   get valueMs(): number {
+    return this.valueAt(this.clock.now());
+  }
+
+  /** The estimate at time `nowMs` (callers that read several figures read the clock once). */
+  valueAt(nowMs: number): number {
     if (this.estimateMs < 0) return this.defaultRttMs;
-    const elapsed = this.clock.now() - this.stampMs;
+    const elapsed = nowMs - this.stampMs;
     return elapsed <= 0 ? this.estimateMs : this.estimateMs * Math.exp(-elapsed / this.decayMs);
   }
 
