@@ -1173,8 +1173,14 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
     }
     if (!willRetry) {
       const records = run.records!;
+      const rule =
+        run.requirement === undefined
+          ? ''
+          : `; its rule (${run.requirement.text}) allows no other shard`;
       const final =
-        exhausted || records.length > 1 ? new RetriesExhaustedError(records, reason!) : error;
+        exhausted || records.length > 1
+          ? new RetriesExhaustedError(records, `${reason!}${rule}`)
+          : error;
       this.#settle(run, false, final);
       return;
     }

@@ -37,6 +37,8 @@ const REQUEST_KEYS = [
   'signal',
   'timeoutMs',
   'bytes',
+  'require',
+  'meta',
 ];
 
 /** Methods that RFC 9110 §9.2.2 calls idempotent (and safe ones): retried by default. */
@@ -129,6 +131,8 @@ export class HttpBalancer extends Balancer<HttpTarget> {
         idempotent,
         bytes: request.bytes ?? body.bytes,
       };
+      if (request.require !== undefined) runOptions.require = request.require;
+      if (request.meta !== undefined) runOptions.meta = request.meta;
     } catch (error) {
       return Promise.reject(error);
     }

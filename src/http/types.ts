@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { BalancerStats, ShardStats } from '../balancer.js';
 import type { BalancerOptions } from '../options.js';
+import type { Requirement } from '../routing/requirement.js';
 import type { Key } from '../types.js';
 
 /** What an HTTP shard is: its origin. Frozen; `shard.target` in pickers and events. */
@@ -99,6 +100,10 @@ export interface HttpRequest {
   timeoutMs?: number;
   /** Bytes the request carries, for byte-aware load (default: the body's length when known). */
   bytes?: number;
+  /** A hard routing rule on shard labels (see `RunOptions.require`): no attempt goes elsewhere. */
+  require?: Requirement;
+  /** What the balancer's `policy` derives the rule from. */
+  meta?: unknown;
 }
 
 /** A response read in full (bounded by `bodyLimitBytes`). */
