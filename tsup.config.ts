@@ -3,6 +3,7 @@ import { defineConfig } from 'tsup';
 const entry = {
   index: 'src/index.ts',
   'http/index': 'src/http/index.ts',
+  's3/index': 'src/s3/index.ts',
   'testing/index': 'src/testing/index.ts',
 };
 

@@ -60,7 +60,9 @@ const NOT_SENT_CODES = new Set([
  */
 export function provesNotSent(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
-  if ((error as { notSent?: unknown }).notSent === true) return true;
+  const notSent = (error as { notSent?: unknown }).notSent;
+  if (notSent === true) return true;
+  if (notSent === false) return false; // the error knows better than its causes
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string' && NOT_SENT_CODES.has(code)) return true;
   const cause = (error as { cause?: unknown }).cause;

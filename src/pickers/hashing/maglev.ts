@@ -1,6 +1,7 @@
 import { ConfigError } from '../../errors.js';
 import type { Key, ShardState } from '../../types.js';
 import type { Gate } from './bounded.js';
+import { DistinctWalk } from './distinct-walk.js';
 import { type HashOrder, idBytes, KEY_SEED, type KeyHash } from './order.js';
 
 /** Default table size: a prime, ~100 slots per shard up to 655 shards (Eisenbud et al. §3.4). */
@@ -29,8 +30,7 @@ const SKIP_SEED = 0x65762121;
 export class Maglev implements HashOrder {
   private table = new Int32Array(0);
   private n = 0;
-  private seen = new Uint32Array(0);
-  private epoch = 0;
+  private readonly walk = new DistinctWalk();
 
   /** @param tableSize an explicit prime table size, or undefined for the automatic size. */
   constructor(
@@ -91,7 +91,7 @@ export class Maglev implements HashOrder {
     }
     this.table = table;
     this.n = n;
-    if (this.seen.length < n) this.seen = new Uint32Array(n);
+    this.walk.resize(n);
   }
 
   pick(key: Key, gate: Gate): number {
@@ -100,26 +100,11 @@ export class Maglev implements HashOrder {
     if (this.n === 0) return -1;
     // Lemire's multiply-shift instead of `h % m`: a uint32 modulo is a floating-point fmod in V8,
     // several times dearer than this multiply, and the slot is as uniform.
-    let c = Math.floor(((this.hash(key, KEY_SEED) >>> 0) * m) / 4294967296);
+    const c = Math.floor(((this.hash(key, KEY_SEED) >>> 0) * m) / 4294967296);
     const first = table[c]!;
     if (gate.accepts(first)) return first;
-    const seen = this.seen;
-    if (this.epoch === 0xffffffff) {
-      seen.fill(0);
-      this.epoch = 0;
-    }
-    const epoch = ++this.epoch;
-    seen[first] = epoch;
-    let distinct = 1;
-    for (let step = 1; step < m && distinct < this.n; step++) {
-      if (++c === m) c = 0;
-      const owner = table[c]!;
-      if (seen[owner] === epoch) continue;
-      seen[owner] = epoch;
-      distinct++;
-      if (gate.accepts(owner)) return owner;
-    }
-    return -1;
+    // Skipped: the owners of the following slots, each asked once.
+    return this.walk.next(table, c, first, this.n, gate);
   }
 }
 

@@ -1,6 +1,7 @@
 import { ConfigError } from '../../errors.js';
 import type { Key, ShardState } from '../../types.js';
 import type { Gate } from './bounded.js';
+import { DistinctWalk } from './distinct-walk.js';
 import { type HashOrder, idBytes, KEY_SEED, type KeyHash } from './order.js';
 
 const RANK_SCALE = 2 ** 20;
@@ -22,8 +23,7 @@ export class Ring implements HashOrder {
   private starts = new Uint32Array(1);
   private shift = 32;
   private n = 0;
-  private seen = new Uint32Array(0);
-  private epoch = 0;
+  private readonly walk = new DistinctWalk();
 
   constructor(
     private readonly vnodes: number,
@@ -75,7 +75,7 @@ export class Ring implements HashOrder {
     this.starts = starts;
     this.shift = shift;
     this.n = n;
-    if (this.seen.length < n) this.seen = new Uint32Array(n);
+    this.walk.resize(n);
   }
 
   pick(key: Key, gate: Gate): number {
@@ -91,28 +91,12 @@ export class Ring implements HashOrder {
       if (points[mid]! < h) lo = mid + 1;
       else hi = mid;
     }
-    let k = lo === total ? 0 : lo;
+    const k = lo === total ? 0 : lo;
     const owners = this.owners;
     const first = owners[k]!;
     if (gate.accepts(first)) return first;
     // Skipped: the next distinct owners clockwise, each asked once.
-    const seen = this.seen;
-    if (this.epoch === 0xffffffff) {
-      seen.fill(0);
-      this.epoch = 0;
-    }
-    const epoch = ++this.epoch;
-    seen[first] = epoch;
-    let distinct = 1;
-    for (let step = 1; step < total && distinct < this.n; step++) {
-      if (++k === total) k = 0;
-      const owner = owners[k]!;
-      if (seen[owner] === epoch) continue;
-      seen[owner] = epoch;
-      distinct++;
-      if (gate.accepts(owner)) return owner;
-    }
-    return -1;
+    return this.walk.next(owners, k, first, this.n, gate);
   }
 }
 

@@ -1,0 +1,452 @@
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { Balancer, type RunContext, type RunOptions } from '../balancer.js';
+import { ConfigError } from '../errors.js';
+import { provesNotSent } from '../health/retry.js';
+import { wallClock } from '../http/runtime.js';
+import type { ShardSpec, ShardState } from '../types.js';
+import { checkKnownKeys, checkObject, nonNegativeInt, positiveInt } from '../validate.js';
+import {
+  type AttemptBody,
+  attemptBody,
+  type Part,
+  type PreparedBody,
+  partsOf,
+  prepareBody,
+  streamConsumed,
+} from './body.js';
+import { classifyS3Error, type S3CallInfo } from './classify.js';
+import { createS3Client } from './client.js';
+import { S3Error } from './errors.js';
+import { multipartUpload } from './multipart.js';
+import {
+  checkPartSize,
+  checkUniqueIds,
+  type ResolvedS3Options,
+  resolveS3Options,
+  S3_LIMITS,
+  S3_OPTION_KEYS,
+  toShardSpec,
+} from './options.js';
+import type {
+  CreateS3ClientOptions,
+  S3BalancerOptions,
+  S3PutRequest,
+  S3PutResult,
+  S3Target,
+  S3TargetSpec,
+  S3UploadRequest,
+  S3UploadResult,
+} from './types.js';
+
+const PUT_KEYS = [
+  'key',
+  'body',
+  'contentType',
+  'metadata',
+  'routingKey',
+  'contentLength',
+  'bytes',
+  'signal',
+  'timeoutMs',
+  'require',
+  'meta',
+];
+const UPLOAD_KEYS = [
+  ...PUT_KEYS.filter((k) => k !== 'contentLength'),
+  'partSizeBytes',
+  'partConcurrency',
+];
+
+/** One object across its attempts. */
+interface ObjectJob {
+  field: string;
+  key: string;
+  body: PreparedBody;
+  contentType: string | undefined;
+  metadata: Record<string, string> | undefined;
+  contentLength: number | undefined;
+}
+
+interface UploadJob extends ObjectJob {
+  partSizeBytes: number;
+  partConcurrency: number;
+}
+
+/**
+ * A `Balancer` over S3 buckets (or S3 endpoints): each target is `{ client, bucket, prefix }`.
+ * Everything a `Balancer` does (run, wrap, ingest, events, stats, membership) plus `putObject()`
+ * and `upload()` (multipart, for large bodies). Build clients with {@link createS3Client} for
+ * keep-alive connection reuse.
+ *
+ * @example
+ * const client = createS3Client({ region: 'eu-west-1' });
+ * const s3 = createS3Balancer({ targets: ['ingest-a', 'ingest-b', 'ingest-c'].map((bucket) => ({ client, bucket })) });
+ * const { shardId, etag } = await s3.putObject({ key: 'rows/0001.jsonl', body: rows });
+ * await s3.close();
+ */
+export class S3Balancer extends Balancer<S3Target> {
+  readonly #s3: ResolvedS3Options;
+  /** Clients this balancer built from target options (destroyed on close), by options object. */
+  readonly #owned: Map<CreateS3ClientOptions, S3Client>;
+  /** AbortMultipartUpload calls of failed uploads still in flight. */
+  readonly #cleanups = new Set<Promise<void>>();
+
+  constructor(options: S3BalancerOptions) {
+    const owned = new Map<CreateS3ClientOptions, S3Client>();
+    let s3: ResolvedS3Options;
+    try {
+      const resolved = resolveS3Options(options, ownedClientFor(owned));
+      s3 = resolved.s3;
+      super(resolved.core, S3_OPTION_KEYS);
+    } catch (error) {
+      // Invalid options: the clients built from target options so far are not handed out.
+      for (const client of owned.values()) client.destroy();
+      throw error;
+    }
+    this.#s3 = s3;
+    this.#owned = owned;
+  }
+
+  /**
+   * Puts one object on a target the picker chooses (hashing pickers route by `routingKey ??
+   * key`), at `prefix + key`. Retried on another target on a 5xx, a network error or a
+   * `SlowDown` — unless the body is a one-shot stream that an attempt has started to send.
+   * Rejects with `S3Error` (4xx at once; 5xx after retries, inside `RetriesExhaustedError`),
+   * `PushBackError`, or the core's errors.
+   *
+   * @example
+   * const { bucket, key, etag } = await s3.putObject({ key: `events/${id}.json`, body: JSON.stringify(event), contentType: 'application/json' });
+   */
+  putObject(request: S3PutRequest): Promise<S3PutResult> {
+    let job: ObjectJob;
+    let runOptions: RunOptions;
+    try {
+      checkObject('request', request);
+      checkKnownKeys('request', request, PUT_KEYS);
+      job = objectJob('request', request);
+      if (request.contentLength !== undefined) {
+        job.contentLength = nonNegativeInt('request.contentLength', request.contentLength);
+      }
+      runOptions = this.#runOptions(request, job);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.run((shard, ctx) => this.#put(shard, ctx, job), runOptions);
+  }
+
+  /**
+   * Uploads one large object to a target the picker chooses, as a multipart upload: parts of
+   * `partSizeBytes` (default 8 MiB, at least 5 MiB), `partConcurrency` at a time, then
+   * CompleteMultipartUpload; a failed upload is aborted (AbortMultipartUpload) and retried whole
+   * on another target when its body can be replayed. A body that fits in one part is sent with a
+   * single PutObject. The body's length (when known, or `bytes`) is declared to the balancer, so
+   * byte-aware load sees a big upload as big.
+   *
+   * @example
+   * const res = await s3.upload({ key: 'dumps/2024-06-01.parquet', body: () => createReadStream(path), bytes: size });
+   * console.log(res.parts, res.etag);
+   */
+  upload(request: S3UploadRequest): Promise<S3UploadResult> {
+    let job: UploadJob;
+    let runOptions: RunOptions;
+    try {
+      checkObject('request', request);
+      checkKnownKeys('request', request, UPLOAD_KEYS);
+      const base = objectJob('request', request);
+      const partSizeBytes =
+        request.partSizeBytes === undefined
+          ? this.#s3.partSizeBytes
+          : checkPartSize('request.partSizeBytes', request.partSizeBytes);
+      const partConcurrency =
+        request.partConcurrency === undefined
+          ? this.#s3.partConcurrency
+          : positiveInt('request.partConcurrency', request.partConcurrency);
+      const known = base.body.bytes?.byteLength;
+      if (known !== undefined && Math.ceil(known / partSizeBytes) > S3_LIMITS.maxParts) {
+        throw new ConfigError(
+          'request.partSizeBytes',
+          `is too small for a body of ${known} bytes: S3 allows at most ${S3_LIMITS.maxParts} parts`,
+          partSizeBytes,
+        );
+      }
+      job = { ...base, partSizeBytes, partConcurrency };
+      runOptions = this.#runOptions(request, job);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.run((shard, ctx) => this.#upload(shard, ctx, job), runOptions);
+  }
+
+  // ——— membership: targets may be given as S3 target specs ———
+
+  /** Adds a target (`{ id?, client, bucket, prefix? }`, or a core spec whose target is an `S3Target`). */
+  override addShard(spec: S3TargetSpec | ShardSpec<S3Target>): void {
+    super.addShard(toShardSpec('shard', spec, ownedClientFor(this.#owned)));
+  }
+
+  /**
+   * Makes the membership exactly `specs` (diffed by id; a target whose client, bucket and prefix
+   * are unchanged keeps its load figures). Clients built from options are destroyed on `close()`.
+   */
+  override setShards(specs: Array<S3TargetSpec | ShardSpec<S3Target>>): Promise<void> {
+    if (!Array.isArray(specs)) return super.setShards(specs);
+    const current = new Map(this.shards.map((s) => [s.id, s.target]));
+    const core = specs.map((spec, i) => {
+      const next = toShardSpec(`shards[${i}]`, spec, ownedClientFor(this.#owned));
+      const old = current.get(next.id);
+      if (
+        old !== undefined &&
+        old.client === next.target.client &&
+        old.bucket === next.target.bucket &&
+        old.prefix === next.target.prefix
+      ) {
+        next.target = old;
+      }
+      return next;
+    });
+    checkUniqueIds('shards', core);
+    return super.setShards(core);
+  }
+
+  /**
+   * Stops admitting; with `drain` (default true) waits for every admitted run. Then waits for
+   * the aborts of failed multipart uploads and destroys the clients the balancer built itself
+   * (never a client you passed in).
+   */
+  override async close(options: { drain?: boolean } = {}): Promise<void> {
+    await super.close(options);
+    await Promise.all(this.#cleanups);
+    for (const client of this.#owned.values()) client.destroy();
+    this.#owned.clear();
+  }
+
+  // ——— internals ———
+
+  #runOptions(request: S3PutRequest | S3UploadRequest, job: ObjectJob): RunOptions {
+    const known = job.body.bytes?.byteLength ?? job.contentLength;
+    return {
+      key: request.routingKey ?? request.key,
+      signal: request.signal,
+      timeoutMs: request.timeoutMs,
+      // A PUT of the same key is idempotent; a one-shot stream cannot be sent twice (it is
+      // retried only while untouched, when the error proves nothing was sent).
+      idempotent: job.body.stream === undefined,
+      bytes: request.bytes ?? known,
+      require: request.require,
+      meta: request.meta,
+    };
+  }
+
+  #info(shard: ShardState<S3Target>, operation: string, key: string): S3CallInfo {
+    return {
+      operation,
+      shardId: shard.id,
+      bucket: shard.target.bucket,
+      key,
+      defaultRetryAfterMs: this.#s3.defaultRetryAfterMs,
+      maxRetryAfterMs: this.#s3.maxRetryAfterMs,
+      wallClock,
+    };
+  }
+
+  /** The classified error, made final when a one-shot stream was already (partly) sent. */
+  #failure(job: ObjectJob, error: unknown, info: S3CallInfo): unknown {
+    const mapped = classifyS3Error(error, info);
+    if (!streamConsumed(job.body) || !provesNotSent(mapped)) return mapped;
+    return new S3Error(
+      {
+        operation: info.operation,
+        shardId: info.shardId,
+        bucket: info.bucket,
+        key: info.key,
+        statusCode: (mapped as { statusCode?: number }).statusCode,
+        s3Code: (mapped as { s3Code?: string }).s3Code,
+        retryable: false,
+        cause: mapped,
+      },
+      `S3 ${info.operation} of "${info.key}" to bucket "${info.bucket}" on shard "${info.shardId}" failed (${
+        (mapped as { s3Code?: string }).s3Code ?? (mapped instanceof Error ? mapped.name : 'error')
+      }) after its one-shot stream body was read, so it is not retried: pass a function returning a fresh body to make the put replayable`,
+    );
+  }
+
+  async #put(shard: ShardState<S3Target>, ctx: RunContext, job: ObjectJob): Promise<S3PutResult> {
+    const { client, bucket, prefix } = shard.target;
+    const key = prefix + job.key;
+    const body = attemptBody(`${job.field}.body`, job.body);
+    try {
+      const out = await client.send(
+        new PutObjectCommand({
+          Bucket: bucket,
+          Key: key,
+          Body: body,
+          ContentLength: body instanceof Uint8Array ? body.byteLength : job.contentLength,
+          ContentType: job.contentType,
+          Metadata: job.metadata,
+        }),
+        { abortSignal: ctx.signal },
+      );
+      return { shardId: shard.id, bucket, key, etag: unquote(out.ETag) };
+    } catch (error) {
+      throw this.#failure(job, error, this.#info(shard, 'PutObject', key));
+    }
+  }
+
+  async #upload(
+    shard: ShardState<S3Target>,
+    ctx: RunContext,
+    job: UploadJob,
+  ): Promise<S3UploadResult> {
+    const { client, bucket, prefix } = shard.target;
+    const key = prefix + job.key;
+    const body: AttemptBody = attemptBody(`${job.field}.body`, job.body);
+    const parts = limitParts(partsOf(body, job.partSizeBytes), job.partSizeBytes);
+    // Read up to two parts: a body that fits in one is a single PutObject.
+    const first = await parts.next();
+    const second = first.done ? first : await parts.next();
+    if (second.done) {
+      const only = first.done ? new Uint8Array(0) : first.value.body;
+      try {
+        const out = await client.send(
+          new PutObjectCommand({
+            Bucket: bucket,
+            Key: key,
+            Body: only,
+            ContentLength: only.byteLength,
+            ContentType: job.contentType,
+            Metadata: job.metadata,
+          }),
+          { abortSignal: ctx.signal },
+        );
+        return {
+          shardId: shard.id,
+          bucket,
+          key,
+          etag: unquote(out.ETag),
+          parts: 1,
+          multipart: false,
+        };
+      } catch (error) {
+        throw this.#failure(job, error, this.#info(shard, 'PutObject', key));
+      }
+    }
+    const result = await multipartUpload({
+      client,
+      bucket,
+      key,
+      contentType: job.contentType,
+      metadata: job.metadata,
+      parts: prepend([first.value!, second.value], parts),
+      concurrency: job.partConcurrency,
+      signal: ctx.signal,
+      classify: (error, operation) => this.#failure(job, error, this.#info(shard, operation, key)),
+      cleanup: (done) => {
+        this.#cleanups.add(done);
+        void done.finally(() => this.#cleanups.delete(done));
+      },
+    });
+    return {
+      shardId: shard.id,
+      bucket,
+      key,
+      etag: unquote(result.etag),
+      parts: result.parts,
+      multipart: true,
+    };
+  }
+}
+
+/**
+ * Builds an {@link S3Balancer}. Options: every `Balancer` option plus the transport's (see
+ * {@link S3BalancerOptions}).
+ *
+ * @example
+ * const client = createS3Client({ endpoint: 'http://127.0.0.1:9000', forcePathStyle: true, region: 'us-east-1' });
+ * const s3 = createS3Balancer({ targets: [{ client, bucket: 'ingest-a' }, { client, bucket: 'ingest-b' }], maxInFlightPerShard: 32 });
+ */
+export function createS3Balancer(options: S3BalancerOptions): S3Balancer {
+  return new S3Balancer(options);
+}
+
+function ownedClientFor(owned: Map<CreateS3ClientOptions, S3Client>) {
+  return (options: CreateS3ClientOptions, field: string): S3Client => {
+    let client = owned.get(options);
+    if (client === undefined) {
+      try {
+        client = createS3Client(options);
+      } catch (error) {
+        if (error instanceof ConfigError) {
+          throw new ConfigError(`${field}.${error.field}`, 'is invalid', error.value);
+        }
+        throw error;
+      }
+      owned.set(options, client);
+    }
+    return client;
+  };
+}
+
+function objectJob(field: string, request: S3PutRequest | S3UploadRequest): ObjectJob {
+  if (typeof request.key !== 'string' || request.key === '') {
+    throw new ConfigError(`${field}.key`, 'must be a non-empty string', request.key);
+  }
+  if (request.body === undefined || request.body === null) {
+    throw new ConfigError(`${field}.body`, 'is required', request.body, { given: false });
+  }
+  if (request.contentType !== undefined && typeof request.contentType !== 'string') {
+    throw new ConfigError(`${field}.contentType`, 'must be a string', request.contentType);
+  }
+  if (request.metadata !== undefined) {
+    checkObject(`${field}.metadata`, request.metadata);
+    for (const [name, value] of Object.entries(request.metadata)) {
+      if (typeof value !== 'string') {
+        throw new ConfigError(`${field}.metadata.${name}`, 'must be a string', value);
+      }
+    }
+  }
+  return {
+    field,
+    key: request.key,
+    body: prepareBody(`${field}.body`, request.body),
+    contentType: request.contentType,
+    metadata: request.metadata,
+    contentLength: undefined,
+  };
+}
+
+/** Fails the upload (with a `ConfigError`) past S3's 10 000 parts instead of at Complete. */
+async function* limitParts(parts: AsyncGenerator<Part>, partSize: number): AsyncGenerator<Part> {
+  for await (const part of parts) {
+    if (part.partNumber > S3_LIMITS.maxParts) {
+      throw new ConfigError(
+        'request.partSizeBytes',
+        `is too small for this body: S3 allows at most ${S3_LIMITS.maxParts} parts`,
+        partSize,
+      );
+    }
+    yield part;
+  }
+}
+
+async function* prepend(head: Part[], rest: AsyncIterator<Part>): AsyncGenerator<Part> {
+  let finished = false;
+  try {
+    yield* head;
+    for (;;) {
+      const next = await rest.next();
+      if (next.done) {
+        finished = true;
+        return;
+      }
+      yield next.value;
+    }
+  } finally {
+    // Stopped early (a failed upload): release the body (a stream is destroyed).
+    if (!finished) await rest.return?.();
+  }
+}
+
+function unquote(etag: string | undefined): string {
+  if (etag === undefined) return '';
+  return etag.length >= 2 && etag.startsWith('"') && etag.endsWith('"') ? etag.slice(1, -1) : etag;
+}

@@ -1,0 +1,63 @@
+import * as http from 'node:http';
+import * as https from 'node:https';
+import { S3Client } from '@aws-sdk/client-s3';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { checkObject, nonNegativeInt, positiveInt } from '../validate.js';
+import type { CreateS3ClientOptions } from './types.js';
+
+/** Defaults of {@link createS3Client}. */
+export const S3_CLIENT_DEFAULTS = {
+  maxSockets: 50,
+  connectionTimeoutMs: 5_000,
+  socketTimeoutMs: 0,
+  /** The balancer retries on another target; the SDK's own retries would stay on this one. */
+  maxAttempts: 1,
+} as const;
+
+const noop = (): void => {};
+const quietLogger = { trace: noop, debug: noop, info: noop, warn: noop, error: noop };
+
+/**
+ * Builds an `S3Client` that keeps connections alive: a `NodeHttpHandler` over `http.Agent` and
+ * `https.Agent` with `keepAlive: true` and `maxSockets` sockets per host, so puts reuse warm
+ * connections instead of paying a TCP (and TLS) handshake each. `maxAttempts` defaults to 1:
+ * the balancer retries a failed put on another target, where the SDK would retry on the same
+ * one (and would sit out a `SlowDown` instead of moving on). Every `S3ClientConfig` field may be
+ * given; an explicit `requestHandler` is used as is.
+ *
+ * @example
+ * const client = createS3Client({ region: 'eu-west-1', maxSockets: 64 });
+ * const s3 = createS3Balancer({ targets: [{ client, bucket: 'ingest-a' }, { client, bucket: 'ingest-b' }] });
+ */
+export function createS3Client(options: CreateS3ClientOptions = {}): S3Client {
+  checkObject('options', options);
+  const { maxSockets, connectionTimeoutMs, socketTimeoutMs, ...config } = options;
+  const sockets =
+    maxSockets === undefined
+      ? S3_CLIENT_DEFAULTS.maxSockets
+      : positiveInt('maxSockets', maxSockets, true);
+  const connectionTimeout =
+    connectionTimeoutMs === undefined
+      ? S3_CLIENT_DEFAULTS.connectionTimeoutMs
+      : nonNegativeInt('connectionTimeoutMs', connectionTimeoutMs);
+  const socketTimeout =
+    socketTimeoutMs === undefined
+      ? S3_CLIENT_DEFAULTS.socketTimeoutMs
+      : nonNegativeInt('socketTimeoutMs', socketTimeoutMs);
+  return new S3Client({
+    maxAttempts: S3_CLIENT_DEFAULTS.maxAttempts,
+    // The SDK prints "An error was encountered in a non-retryable streaming request" to the
+    // console for every failed stream put unless a logger is set; the balancer, not the SDK,
+    // decides retries here, so the notice only misleads. A logger you pass is used as is.
+    logger: quietLogger,
+    ...config,
+    requestHandler:
+      config.requestHandler ??
+      new NodeHttpHandler({
+        httpAgent: new http.Agent({ keepAlive: true, maxSockets: sockets }),
+        httpsAgent: new https.Agent({ keepAlive: true, maxSockets: sockets }),
+        connectionTimeout,
+        socketTimeout,
+      }),
+  });
+}
