@@ -132,8 +132,10 @@ export function createWriteStream<T, Rec>(
       runner
         .run((shard, ctx) => options.send(shard, record, ctx), { key, bytes, idempotent })
         .then(settled, (error) => {
-          settled();
+          // Destroy before settling: were this the last pending record, settling first would
+          // let `final` finish the stream and the error would be lost.
           stream.destroy(new WriteFailedError(record, error));
+          settled();
         });
       runner.ready().then(() => callback(), callback);
     },

@@ -101,7 +101,10 @@ export interface Picker {
   pick(shards: readonly ShardState[], request: PickRequest): ShardState | undefined;
   /** Called with the full membership when it or a weight changes; stateful pickers rebuild here. */
   rebuild?(shards: readonly ShardState[]): void;
-  /** True for pickers that route by key (consistent hashing): a run without a key is refused. */
+  /**
+   * True for pickers that route by key (consistent hashing). Such a picker throws
+   * `MissingKeyError` from `pick` for a run without a key (unless it has a `fallback`).
+   */
   readonly keyed?: boolean;
   /** Peak-EWMA estimator settings this picker wants the balancer to measure with. */
   readonly ewma?: EwmaOptions;

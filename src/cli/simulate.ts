@@ -100,10 +100,23 @@ function loadScenario(file: string): Scenario {
     ...s,
     requests: s.requests ?? 20_000,
     seed: s.seed ?? 1,
-    shards: s.shards.map((shard, i) => ({
-      ...shard,
-      latency: distribution(shard.latency, `scenario shards[${i}]`),
-    })),
+    shards: s.shards.map((shard, i) => {
+      const spec: SimShardSpec = {
+        ...shard,
+        latency: distribution(shard.latency, `scenario shards[${i}]`),
+      };
+      if (Array.isArray(shard.schedule)) {
+        spec.schedule = shard.schedule.map((change, k) =>
+          change.latency === undefined
+            ? change
+            : {
+                ...change,
+                latency: distribution(change.latency, `scenario shards[${i}].schedule[${k}]`),
+              },
+        );
+      }
+      return spec;
+    }),
   };
 }
 

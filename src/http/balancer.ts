@@ -6,6 +6,7 @@ import type { ShardSpec, ShardState } from '../types.js';
 import { bool, checkKnownKeys, checkObject } from '../validate.js';
 import { type PreparedBody, prepareBody, readBody, toStream, untouched } from './body.js';
 import { annotateTransportError, type ExchangeInfo, statusError } from './classify.js';
+import type { WarmResult } from './connector.js';
 import { BodyTooLargeError } from './errors.js';
 import {
   HTTP_DEFAULTS,
@@ -14,7 +15,7 @@ import {
   resolveHttpOptions,
   toShardSpec,
 } from './options.js';
-import { Pool, type PoolOptions, type PoolResponse, poolRequest } from './pool.js';
+import { createShardPool, type PoolResponse, poolRequest, type ShardPool } from './pool.js';
 import { feedReportedLoad, parseLoadHeader, reportedLoadOf } from './reported-load.js';
 import { Response } from './response.js';
 import { wallClock } from './runtime.js';
@@ -71,7 +72,7 @@ class Exchange {
 export class HttpBalancer extends Balancer<HttpTarget> {
   readonly #http: ResolvedHttpOptions;
   /** Keyed by target: the core keeps a shard's target object across `setShards` when unchanged. */
-  readonly #pools = new Map<HttpTarget, Pool>();
+  readonly #pools = new Map<HttpTarget, ShardPool>();
   /** Pools of removed shards, closing. */
   readonly #retiring = new Set<Promise<void>>();
   readonly #info: Omit<ExchangeInfo, 'shardId' | 'method' | 'path'>;
@@ -151,7 +152,7 @@ export class HttpBalancer extends Balancer<HttpTarget> {
       super.addShard(core);
     } catch (error) {
       this.#pools.delete(core.target);
-      void pool.destroy().catch(ignore);
+      void shutPool(pool, false);
       throw error;
     }
   }
@@ -193,7 +194,8 @@ export class HttpBalancer extends Balancer<HttpTarget> {
       done = super.setShards(core);
     } catch (error) {
       for (const target of fresh) {
-        void this.#pools.get(target)?.destroy().catch(ignore);
+        const pool = this.#pools.get(target);
+        if (pool !== undefined) void shutPool(pool, false);
         this.#pools.delete(target);
       }
       throw error;
@@ -217,6 +219,28 @@ export class HttpBalancer extends Balancer<HttpTarget> {
     await Promise.all([...pools.map((pool) => shutPool(pool, drain)), ...this.#retiring]);
   }
 
+  /**
+   * Opens connections until every shard has `warm` of them (the option; 0 opens none), sending
+   * no request, and resolves when each has opened or failed — counted, never thrown: a shard that
+   * cannot be reached fails its first request as it would have. Warming starts by itself at
+   * creation and when a shard joins; this also waits for that. Resolves at once without `warm`.
+   *
+   * @example
+   * const http = createHttpBalancer({ origins, warm: 4 });
+   * const { opened, failed } = await http.warm(); // 4 connections per shard, before any request
+   */
+  async warm(): Promise<WarmResult> {
+    const results = await Promise.all(
+      [...this.#pools.values()].map((entry) => this.#warmShard(entry)),
+    );
+    const total: WarmResult = { opened: 0, failed: 0 };
+    for (const r of results) {
+      total.opened += r.opened;
+      total.failed += r.failed;
+    }
+    return total;
+  }
+
   /** The core's snapshot, each shard extended with its pool's connection figures. */
   override stats(): HttpBalancerStats {
     const base = super.stats();
@@ -225,11 +249,11 @@ export class HttpBalancer extends Balancer<HttpTarget> {
       ...base,
       shards: base.shards.map((s, i) => {
         const shard = shards[i]!;
-        const pool = this.#pools.get(shard.target);
-        const ps = pool === undefined || pool.destroyed ? undefined : pool.stats;
+        const entry = this.#pools.get(shard.target);
+        const ps = entry === undefined || entry.pool.destroyed ? undefined : entry.pool.stats;
         return {
           ...s,
-          connections: ps?.connected ?? 0,
+          connections: ps === undefined ? 0 : ps.connected + entry!.connector.idle,
           pending: ps?.pending ?? 0,
           running: ps?.running ?? 0,
           reportedLoad: reportedLoadOf(shard),
@@ -240,17 +264,15 @@ export class HttpBalancer extends Balancer<HttpTarget> {
 
   // ——— internals ———
 
-  #newPool(target: HttpTarget): Pool {
-    const h = this.#http;
-    const options: PoolOptions = {
-      connections: h.connectionsPerShard,
-      pipelining: h.pipelining,
-      keepAliveTimeout: h.keepAliveTimeoutMs,
-      headersTimeout: h.headersTimeoutMs,
-      bodyTimeout: h.bodyTimeoutMs,
-    };
-    if (h.tls !== undefined && target.origin.startsWith('https:')) options.connect = { ...h.tls };
-    return new Pool(target.origin, options);
+  #newPool(target: HttpTarget): ShardPool {
+    const entry = createShardPool(target, this.#http, this.clock);
+    if (this.#http.warm > 0) void this.#warmShard(entry);
+    return entry;
+  }
+
+  #warmShard(entry: ShardPool): Promise<WarmResult> {
+    const connected = entry.pool.destroyed ? 0 : entry.pool.stats.connected;
+    return entry.connector.warm(this.#http.warm, connected);
   }
 
   #retire(target: HttpTarget, drain: boolean): Promise<void> {
@@ -267,7 +289,7 @@ export class HttpBalancer extends Balancer<HttpTarget> {
     ctx: RunContext,
     ex: Exchange,
   ): Promise<HttpResponse> {
-    const pool = this.#pools.get(shard.target);
+    const pool = this.#pools.get(shard.target)?.pool;
     if (pool === undefined) throw new Error(`shard "${shard.id}" has no connection pool`);
     const body = this.#bodyFor(ex);
     let res: PoolResponse;
@@ -366,7 +388,8 @@ function checkPath(value: unknown): string {
   return value;
 }
 
-function shutPool(pool: Pool, drain: boolean): Promise<void> {
+function shutPool({ pool, connector }: ShardPool, drain: boolean): Promise<void> {
+  connector.close();
   if (pool.destroyed) return Promise.resolve();
   if (drain && !pool.closed) return pool.close().catch(ignore);
   return pool.destroy().catch(ignore);

@@ -4,6 +4,7 @@
  * Imports the core; the core never imports it.
  */
 export { createHttpBalancer, HttpBalancer } from './balancer.js';
+export type { WarmResult } from './connector.js';
 export { BodyTooLargeError, HttpError } from './errors.js';
 export { HTTP_DEFAULTS } from './options.js';
 export { feedReportedLoad, parseLoadHeader } from './reported-load.js';

@@ -23,6 +23,11 @@ export const HTTP_DEFAULTS = {
   maxRetryAfterMs: 60_000,
   /** A 429 without a usable `Retry-After` holds the shard this long. */
   defaultRetryAfterMs: 1_000,
+  warm: 0,
+  noDelay: true,
+  keepAliveProbeMs: 30_000,
+  maxRequestsPerConnection: 0,
+  maxConnectionAgeMs: 300_000,
 } as const;
 
 /** Option names the transport adds to the core's (the core rejects every other unknown name). */
@@ -37,6 +42,11 @@ export const HTTP_OPTION_KEYS = [
   'tls',
   'loadHeader',
   'maxRetryAfterMs',
+  'warm',
+  'noDelay',
+  'keepAliveProbeMs',
+  'maxRequestsPerConnection',
+  'maxConnectionAgeMs',
 ] as const;
 
 export interface ResolvedHttpOptions {
@@ -50,6 +60,15 @@ export interface ResolvedHttpOptions {
   /** Lower-cased (undici lower-cases response header names), or undefined when off. */
   loadHeader: string | undefined;
   maxRetryAfterMs: number;
+  /** Connections per shard opened ahead of the first request (0 = none). */
+  warm: number;
+  noDelay: boolean;
+  /** TCP keep-alive initial delay, ms (0 = probes off). */
+  keepAliveProbeMs: number;
+  /** 0 = unlimited. */
+  maxRequestsPerConnection: number;
+  /** 0 = unlimited. */
+  maxConnectionAgeMs: number;
 }
 
 /**
@@ -128,6 +147,20 @@ export function resolveHttpOptions(options: HttpBalancerOptions): {
       o.maxRetryAfterMs === undefined
         ? HTTP_DEFAULTS.maxRetryAfterMs
         : duration('maxRetryAfterMs', o.maxRetryAfterMs),
+    warm: o.warm === undefined ? HTTP_DEFAULTS.warm : checkWarm(o.warm, connectionsPerShard),
+    noDelay: o.noDelay === undefined ? HTTP_DEFAULTS.noDelay : bool('noDelay', o.noDelay),
+    keepAliveProbeMs:
+      o.keepAliveProbeMs === undefined
+        ? HTTP_DEFAULTS.keepAliveProbeMs
+        : duration('keepAliveProbeMs', o.keepAliveProbeMs),
+    maxRequestsPerConnection:
+      o.maxRequestsPerConnection === undefined
+        ? HTTP_DEFAULTS.maxRequestsPerConnection
+        : nonNegativeInt('maxRequestsPerConnection', o.maxRequestsPerConnection),
+    maxConnectionAgeMs:
+      o.maxConnectionAgeMs === undefined
+        ? HTTP_DEFAULTS.maxConnectionAgeMs
+        : duration('maxConnectionAgeMs', o.maxConnectionAgeMs),
   };
   const core: BalancerOptions<HttpTarget> & Record<string, unknown> = { ...o, shards };
   // Keep the in-flight cap at what the pool can carry at once, so excess runs wait in the
@@ -136,6 +169,19 @@ export function resolveHttpOptions(options: HttpBalancerOptions): {
     core.maxInFlightPerShard = connectionsPerShard * Math.max(1, pipelining);
   }
   return { core, http };
+}
+
+/** Warm connections per shard: an integer from 0 to `connectionsPerShard`. */
+export function checkWarm(value: unknown, connectionsPerShard: number, field = 'warm'): number {
+  const n = nonNegativeInt(field, value);
+  if (n > connectionsPerShard) {
+    throw new ConfigError(
+      field,
+      `must be at most \`connectionsPerShard\` (${connectionsPerShard}): a pool opens no more`,
+      value,
+    );
+  }
+  return n;
 }
 
 function resolveLoadHeader(value: unknown): string | undefined {

@@ -1,13 +1,19 @@
 /**
- * undici's `Pool` and its `request`, loaded without undici's package entry: that entry sets a
- * global dispatcher as a side effect (an undici 7 `Agent` that Node 20's own `fetch` then uses
- * and trips on, TOOLCHAIN trap 4), and a library must not change its host's `fetch`. It also
- * mixes `request` into `Dispatcher.prototype`; here it is called with the pool as `this`
+ * undici's `Pool`, `Client`, connector and `request`, loaded without undici's package entry: that
+ * entry sets a global dispatcher as a side effect (an undici 7 `Agent` that Node 20's own `fetch`
+ * then uses and trips on, TOOLCHAIN trap 4), and a library must not change its host's `fetch`. It
+ * also mixes `request` into `Dispatcher.prototype`; here it is called with the pool as `this`
  * instead, so no prototype is touched either. Every request names its pool explicitly.
  */
-import type { Dispatcher, Pool as PoolType } from 'undici';
+import type { Client as ClientType, Dispatcher, Pool as PoolType } from 'undici';
 import requestApi from 'undici/lib/api/api-request.js';
+import buildConnector from 'undici/lib/core/connect.js';
+import ClientClass from 'undici/lib/dispatcher/client.js';
 import PoolClass from 'undici/lib/dispatcher/pool.js';
+import type { Clock } from '../types.js';
+import { ShardConnector } from './connector.js';
+import type { ResolvedHttpOptions } from './options.js';
+import type { HttpTarget } from './types.js';
 
 export type Pool = PoolType;
 export type PoolOptions = PoolType.Options;
@@ -17,4 +23,82 @@ export type PoolResponse = Dispatcher.ResponseData;
 /** `pool.request(options)`, without undici's prototype mix-in. */
 export function poolRequest(pool: Pool, options: Dispatcher.RequestOptions): Promise<PoolResponse> {
   return requestApi.call(pool, options);
+}
+
+/** A shard's pool and the connector its connections come from (warm sockets, socket options). */
+export interface ShardPool {
+  pool: Pool;
+  connector: ShardConnector;
+}
+
+/** The pool of one shard, its connections shaped by the transport's options. */
+export function createShardPool(
+  target: HttpTarget,
+  h: ResolvedHttpOptions,
+  clock: Clock,
+): ShardPool {
+  const tls = h.tls !== undefined && target.origin.startsWith('https:') ? h.tls : undefined;
+  const connector = new ShardConnector(
+    target.origin,
+    buildConnector({
+      ...tls,
+      keepAlive: h.keepAliveProbeMs > 0,
+      keepAliveInitialDelay: h.keepAliveProbeMs,
+    }),
+    h.noDelay,
+  );
+  const options: PoolOptions = {
+    connections: h.connectionsPerShard,
+    pipelining: h.pipelining,
+    keepAliveTimeout: h.keepAliveTimeoutMs,
+    headersTimeout: h.headersTimeoutMs,
+    bodyTimeout: h.bodyTimeoutMs,
+    connect: connector.connect,
+  };
+  // undici's `maxRequestsPerClient` counts per connection (its socket), despite the name, and
+  // lets a connection carry one more than it says (it compares before counting): N − 1 carries N.
+  // N = 1 is every request with `connection: close`, which the client below sends.
+  const maxRequests = h.maxRequestsPerConnection;
+  if (maxRequests > 1) options.maxRequestsPerClient = maxRequests - 1;
+  // Not undici's `clientTtl`: in 7.30 a pool at its `connections` cap whose clients have all
+  // expired queues the request with no client left to send it (nodejs/undici#5144).
+  if (h.maxConnectionAgeMs > 0 || maxRequests === 1) {
+    const maxAgeMs = maxRequests === 1 ? 0 : h.maxConnectionAgeMs;
+    options.factory = (origin, opts) => new AgingClient(origin, opts, maxAgeMs, clock);
+  }
+  return { pool: new Pool(target.origin, options), connector };
+}
+
+/**
+ * A `Client` (one connection at a time) that retires its connection once it is `maxAgeMs` old:
+ * the next request sent on it carries `connection: close` (undici's `reset`), the connection ends
+ * after that response, and the next request opens a fresh one — no request is cut, none is lost.
+ * With `maxAgeMs` 0, every request closes its connection.
+ */
+class AgingClient extends ClientClass {
+  #connectedAt = -1;
+  readonly #maxAgeMs: number;
+  readonly #clock: Clock;
+
+  constructor(origin: string | URL, options: ClientType.Options, maxAgeMs: number, clock: Clock) {
+    super(origin, options);
+    this.#maxAgeMs = maxAgeMs;
+    this.#clock = clock;
+    this.on('connect', () => {
+      this.#connectedAt = clock.now();
+    });
+    this.on('disconnect', () => {
+      this.#connectedAt = -1;
+    });
+  }
+
+  override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler) {
+    if (this.#maxAgeMs === 0) return super.dispatch({ ...options, reset: true }, handler);
+    if (this.#connectedAt >= 0 && this.#clock.now() - this.#connectedAt >= this.#maxAgeMs) {
+      // Once: the requests queued behind this one go on the next connection.
+      this.#connectedAt = -1;
+      return super.dispatch({ ...options, reset: true }, handler);
+    }
+    return super.dispatch(options, handler);
+  }
 }

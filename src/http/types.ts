@@ -67,6 +67,42 @@ export interface HttpBalancerOptions extends Omit<BalancerOptions<HttpTarget>, '
   loadHeader?: string | false;
   /** Cap on a `Retry-After` wait, ms (default 60 000): a shard cannot park a run for an hour. */
   maxRetryAfterMs?: number;
+  /**
+   * Connections per shard opened ahead of the first request (default 0; at most
+   * `connectionsPerShard`): at creation, for every shard added later, and on `warm()`. Only the
+   * TCP (and TLS) handshake is made — no request is sent, so the shard's application sees
+   * nothing. The pool's first connections are taken from these, so the first requests pay no
+   * handshake. A warm connection that fails to open is counted by `warm()`, never thrown; one
+   * that the server closes before use is dropped. `await http.warm()` waits for them.
+   */
+  warm?: number;
+  /**
+   * TCP_NODELAY on every connection (default true): a request's last segment leaves at once
+   * instead of waiting (Nagle) for the server's delayed ACK of the previous one — up to 40 ms on
+   * Linux for a body written in two pieces. undici always sets it; `false` clears it again.
+   */
+  noDelay?: boolean;
+  /**
+   * Idle time before TCP keep-alive probes start on a connection, ms (default 30 000; 0 turns
+   * probes off). They find a peer that vanished without closing (a replica killed, a NAT or load
+   * balancer entry expired) while a long request waits, instead of waiting for `headersTimeoutMs`.
+   * 30 s stays under the idle timeouts of common middleboxes (AWS NLB 350 s, Azure LB 4 min).
+   */
+  keepAliveProbeMs?: number;
+  /**
+   * Requests one connection carries before it is closed and replaced (default 0 = unlimited).
+   * A count makes rotation follow the request rate: at 5 000 requests/s a cap of 1 000 is five
+   * handshakes a second. Prefer `maxConnectionAgeMs`; use this where a server wants a count.
+   */
+  maxRequestsPerConnection?: number;
+  /**
+   * Age after which a connection is retired, ms (default 300 000 = 5 min; 0 = never): the next
+   * request on it asks the server to close (`connection: close`), and the request after opens a
+   * new connection. Behind a layer-4 load balancer or a Kubernetes Service, a keep-alive
+   * connection stays on the replica it first reached; with a cap, replicas added by a scale-out
+   * get their share within this time. The cost is one handshake per connection per 5 minutes.
+   */
+  maxConnectionAgeMs?: number;
 }
 
 /**

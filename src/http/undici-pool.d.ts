@@ -20,3 +20,18 @@ declare module 'undici/lib/api/api-request.js' {
   ) => Promise<Dispatcher.ResponseData>;
   export default request;
 }
+
+declare module 'undici/lib/dispatcher/client.js' {
+  import type { Client } from 'undici';
+
+  const ClientClass: typeof Client;
+  export default ClientClass;
+}
+
+declare module 'undici/lib/core/connect.js' {
+  import type { buildConnector } from 'undici';
+
+  /** undici's socket connector (net/tls connect, TCP keep-alive and no-delay, connect timeout). */
+  const build: typeof buildConnector;
+  export default build;
+}

@@ -36,8 +36,17 @@ export const GRADIENT_DEFAULTS: Required<GradientOptions> = {
  * new = limit × gradient + queueSize, smoothed by `smoothing`. When latency rises above the
  * tolerated baseline the limit shrinks; while it holds, the limit grows by the queue head-room.
  * It does not grow while the limit is not in use (in-flight under half of it), and a drop
- * (timeout, push-back, failure) targets half the limit with no head-room. When the baseline drifts far above the short RTT
- * (a recovered shard), it decays towards it so the limit can recover.
+ * (timeout, push-back, failure) targets half the limit with no head-room. When the baseline drifts
+ * far above the short RTT (a recovered shard), it decays towards it so the limit can recover.
+ *
+ * One departure from Gradient2: while the limit is in use, the baseline learns only from samples
+ * at or below it (the RTT without our own queue); a slower one may be the limit's own queue, and
+ * learning it lets the baseline climb with the queue until the limit reaches `max`. So a shard
+ * that serves `c` calls at once in time `s` settles at limit ≈ tolerance × c + queueSize
+ * (defaults: 1.5 c + 4, an RTT of ≈ (1.5 + 4 / c) × s). The price: a lasting rise in service
+ * time that is not queueing (larger payloads, a slower disk) is learnt only from samples taken
+ * while the limit is not in use; until then the limit holds at queueSize / (1 − gradient), at
+ * least 2 × queueSize (the gradient's floor of 0.5).
  */
 export class GradientLimit implements ConcurrencyLimit {
   private value: number;
@@ -57,14 +66,21 @@ export class GradientLimit implements ConcurrencyLimit {
   onSample({ rttMs, inFlight, dropped }: LimitSample): void {
     const o = this.o;
     const shortRtt = Math.max(rttMs, 1e-3);
+    const appLimited = inFlight * 2 < this.value;
     this.samples++;
     if (this.samples === 1) this.longRtt = shortRtt;
-    else {
+    else if (appLimited || shortRtt <= this.longRtt) {
+      // The baseline is the RTT without our own queue: it learns from samples at or below it,
+      // and from any sample taken while the limit was not in use. Fed every sample (as Gradient2
+      // is), it climbs with the queue of a shard that stays full, the gradient returns to 1 and
+      // the limit grows by `queueSize` a sample up to `max`: a shard whose capacity halved kept
+      // ~60 calls in flight against 4 served at once (test/limits/simulated.test.ts). Fed the
+      // samples within `tolerance` of it, it still ratchets up, more slowly.
       const factor = 2 / (Math.min(this.samples, o.longWindow) + 1);
       this.longRtt = this.longRtt * (1 - factor) + shortRtt * factor;
     }
     if (this.longRtt / shortRtt > 2) this.longRtt *= 0.95;
-    if (!dropped && inFlight * 2 < this.value) return;
+    if (!dropped && appLimited) return;
     // A drop halves the target and grants no head-room: loss means the shard is past its limit.
     const target = dropped
       ? this.value * 0.5

@@ -19,13 +19,15 @@ describe('gradient()', () => {
     let n = 0;
     const step = (rtt: number, inFlight: number, dropped = false) => {
       n++;
+      const appLimited = inFlight * 2 < value;
       if (n === 1) longRtt = rtt;
-      else {
+      else if (appLimited || rtt <= longRtt) {
+        // The baseline does not learn from the limit's own queueing.
         const f = 2 / (Math.min(n, o.longWindow) + 1);
         longRtt = longRtt * (1 - f) + rtt * f;
       }
       if (longRtt / rtt > 2) longRtt *= 0.95;
-      if (!dropped && inFlight * 2 < value) return;
+      if (!dropped && appLimited) return;
       const target = dropped
         ? value * 0.5
         : value * Math.max(0.5, Math.min(1, (o.tolerance * longRtt) / rtt)) + o.queueSize;

@@ -1,0 +1,257 @@
+/**
+ * Loads a JSONL file into a fleet of HTTP ingest shards, one record per line, as fast as the
+ * shards take it and without holding the file in memory: the file is read line by line, and
+ * `ingest` reads the next line only when the balancer has room (`maxQueued`).
+ *
+ *   npx tsx examples/jsonl-to-http.ts                      # sample data, 3 local shards
+ *   npx tsx examples/jsonl-to-http.ts data.jsonl http://10.0.0.1:8080 http://10.0.0.2:8080
+ *
+ * Each shard gets one undici `Pool` (keep-alive), passed as an explicit dispatcher: the global
+ * one is never touched. Statuses map to shardwise's rules: 4xx is the record's fault (not
+ * retried), 5xx is the shard's (retried on another shard), 429 / 503 + Retry-After is push-back.
+ */
+import { once } from 'node:events';
+import { createReadStream } from 'node:fs';
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { pathToFileURL } from 'node:url';
+import { Balancer, type IngestSummary, PushBackError, peakEwma } from 'shardwise';
+import { HttpError, parseRetryAfter } from 'shardwise/http';
+import { Pool } from 'undici';
+
+/** One line of the file. */
+export interface LineRecord {
+  /** 1-based line number, for error reports. */
+  line: number;
+  /** The line as read: sent as the request body. */
+  text: string;
+  /** The record's `id` field, if it has one: the routing key for hashing pickers. */
+  id: string | undefined;
+}
+
+/** A shard: its origin and its own connection pool. */
+interface Target {
+  origin: string;
+  pool: Pool;
+}
+
+export interface JsonlToHttpOptions {
+  /** The JSONL file. */
+  file: string;
+  /** Shard origins, e.g. `http://10.0.0.1:8080`. */
+  origins: string[];
+  /** Request path on every shard (default `/ingest`). */
+  path?: string;
+  /** Where progress and the summary go (default stdout). A TTY gets a progress bar. */
+  out?: NodeJS.WritableStream & { isTTY?: boolean };
+  /** Least time between two progress updates, ms (default 250). */
+  progressIntervalMs?: number;
+  /** Connections per shard (default 8). */
+  connectionsPerShard?: number;
+}
+
+/** Reads `file` line by line (never whole), skipping blank lines. */
+export async function* readJsonl(
+  file: string,
+  onBytes?: (bytes: number) => void,
+): AsyncGenerator<LineRecord> {
+  const lines = createInterface({
+    input: createReadStream(file),
+    crlfDelay: Number.POSITIVE_INFINITY,
+  });
+  let line = 0;
+  for await (const text of lines) {
+    line++;
+    onBytes?.(Buffer.byteLength(text) + 1);
+    if (text.trim() === '') continue;
+    yield { line, text, id: idOf(text) };
+  }
+}
+
+function idOf(text: string): string | undefined {
+  try {
+    const id = (JSON.parse(text) as { id?: unknown }).id;
+    return id === undefined || id === null ? undefined : String(id);
+  } catch {
+    return undefined; // the shard judges a malformed line (and answers 400)
+  }
+}
+
+/** POSTs one line; resolves on 2xx, throws an error the balancer knows how to treat. */
+async function post(
+  shardId: string,
+  target: Target,
+  path: string,
+  record: LineRecord,
+  signal: AbortSignal,
+) {
+  const res = await target.pool.request({
+    method: 'POST',
+    path,
+    headers: { 'content-type': 'application/x-ndjson' },
+    body: record.text,
+    signal,
+  });
+  const body = Buffer.from(await res.body.arrayBuffer());
+  if (res.statusCode < 300) return;
+  const retryAfter = parseRetryAfter(res.headers['retry-after'], Date.now());
+  if (res.statusCode === 429 || (res.statusCode === 503 && retryAfter !== undefined)) {
+    throw new PushBackError(
+      retryAfter ?? 1_000,
+      `shard ${shardId} pushed back (${res.statusCode})`,
+    );
+  }
+  throw new HttpError({
+    statusCode: res.statusCode,
+    shardId,
+    method: 'POST',
+    path,
+    body,
+    retryable: res.statusCode >= 500,
+  });
+}
+
+/** Sends every line of `options.file` to the shards; resolves with the ingest summary. */
+export async function main(options: JsonlToHttpOptions): Promise<IngestSummary<LineRecord>> {
+  const out = options.out ?? process.stdout;
+  const path = options.path ?? '/ingest';
+  const connections = options.connectionsPerShard ?? 8;
+  const balancer = new Balancer<Target>({
+    shards: options.origins.map((origin) => ({
+      id: origin,
+      target: { origin, pool: new Pool(origin, { connections }) },
+    })),
+    picker: peakEwma(),
+    maxInFlightPerShard: connections, // what each pool carries at once; the rest waits here
+    maxQueued: 1_000, // at most this many lines wait in memory
+    timeoutMs: 30_000,
+  });
+  const fileBytes = (await stat(options.file)).size;
+  let bytesRead = 0;
+  const bar = out.isTTY === true;
+  try {
+    const summary = await balancer.ingest(
+      readJsonl(options.file, (n) => {
+        bytesRead += n;
+      }),
+      {
+        send: (shard, record, { signal }) => post(shard.id, shard.target, path, record, signal),
+        key: (record) => record.id,
+        bytes: (record) => Buffer.byteLength(record.text),
+        // Records carry their id: a second delivery is harmless, so failed attempts retry.
+        idempotent: true,
+        progressIntervalMs: options.progressIntervalMs ?? 250,
+        onProgress(p) {
+          const rate = p.elapsedMs > 0 ? Math.round((p.written * 1000) / p.elapsedMs) : 0;
+          if (bar) {
+            const done = fileBytes === 0 ? 1 : Math.min(1, bytesRead / fileBytes);
+            const width = 30;
+            const filled = Math.round(done * width);
+            out.write(
+              `\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${(done * 100).toFixed(0).padStart(3)}%  ` +
+                `${p.written} written  ${p.failed} failed  ${rate} rec/s  in flight ${p.inFlight}  `,
+            );
+          } else {
+            out.write(
+              `progress: written=${p.written} failed=${p.failed} retries=${p.retries} rate=${rate}/s queued=${p.queued} inFlight=${p.inFlight}\n`,
+            );
+          }
+        },
+      },
+    );
+    if (bar) out.write('\n');
+    out.write(`${formatSummary(summary)}\n`);
+    return summary;
+  } finally {
+    await balancer.close();
+    await Promise.all(balancer.shards.map((s) => s.target.pool.close()));
+  }
+}
+
+/** The summary as a few lines of text. */
+export function formatSummary(summary: IngestSummary<LineRecord>): string {
+  const lines = [
+    `written: ${summary.written}`,
+    `failed: ${summary.failed}`,
+    `retries: ${summary.retries}`,
+    `bytes: ${summary.bytes}`,
+    `seconds: ${(summary.durationMs / 1000).toFixed(2)}`,
+    ...Object.entries(summary.perShard).map(([id, n]) => `  ${id}: ${n}`),
+  ];
+  for (const { record, error } of summary.errors.slice(0, 10)) {
+    lines.push(`  line ${record.line}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  if (summary.errors.length > 10) lines.push(`  … and ${summary.errors.length - 10} more`);
+  return lines.join('\n');
+}
+
+/** Local ingest shards for trying the example: they count the lines they receive. */
+export async function startLocalShards(count: number) {
+  const received: string[][] = [];
+  const servers = await Promise.all(
+    Array.from({ length: count }, async (_, i) => {
+      const lines: string[] = [];
+      received[i] = lines;
+      const server = http.createServer((req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (chunk: Buffer) => chunks.push(chunk));
+        req.on('end', () => {
+          lines.push(Buffer.concat(chunks).toString('utf8'));
+          res.statusCode = 204;
+          res.end();
+        });
+      });
+      server.listen(0, '127.0.0.1');
+      await once(server, 'listening');
+      return server;
+    }),
+  );
+  return {
+    origins: servers.map((s) => `http://127.0.0.1:${(s.address() as AddressInfo).port}`),
+    received,
+    close: () =>
+      Promise.all(
+        servers.map(
+          (s) =>
+            new Promise<void>((resolve) => {
+              s.closeAllConnections();
+              s.close(() => resolve());
+            }),
+        ),
+      ).then(() => undefined),
+  };
+}
+
+/** Writes `count` sample records to a JSONL file. */
+export async function writeSample(file: string, count: number): Promise<void> {
+  const lines: string[] = [];
+  for (let i = 0; i < count; i++) {
+    lines.push(JSON.stringify({ id: `rec-${i}`, at: 1_700_000_000 + i, value: (i * 7919) % 1000 }));
+  }
+  await writeFile(file, `${lines.join('\n')}\n`);
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const [file, ...origins] = process.argv.slice(2);
+  if (file !== undefined && origins.length > 0) {
+    const summary = await main({ file, origins });
+    process.exitCode = summary.failed === 0 ? 0 : 1;
+  } else {
+    // Out of the box: a sample file and three local shards.
+    const dir = await mkdtemp(join(tmpdir(), 'shardwise-jsonl-'));
+    const sample = join(dir, 'sample.jsonl');
+    await writeSample(sample, 20_000);
+    const shards = await startLocalShards(3);
+    console.log(`sample: ${sample}\nshards: ${shards.origins.join(' ')}`);
+    try {
+      await main({ file: sample, origins: shards.origins });
+    } finally {
+      await shards.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+}
