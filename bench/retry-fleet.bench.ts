@@ -37,6 +37,8 @@ interface Config {
   retry: RetryOptions | false;
   healthLabel: string;
   health: HealthOptions | false;
+  /** Failure rate of a shard's calls (default: "h" fails FAILURE_RATE, the others never). */
+  failureRate?: (id: string) => number;
 }
 
 interface Outcome {
@@ -74,7 +76,8 @@ async function simulate(config: Config): Promise<Outcome> {
   const call = (shard: { id: string }) =>
     new Promise<number>((resolve, reject) => {
       clock.setTimer(() => {
-        if (shard.id === BAD && failRandom() < FAILURE_RATE) reject(new Error('boom'));
+        const rate = config.failureRate?.(shard.id) ?? (shard.id === BAD ? FAILURE_RATE : 0);
+        if (failRandom() < rate) reject(new Error('boom'));
         else resolve(1);
       }, LATENCY_MS);
     });
@@ -188,3 +191,30 @@ console.log(
   `\nhealthy x = attempts on the ${SHARD_IDS.length - 1} healthy shards ÷ (${SHARD_IDS.length - 1}/${SHARD_IDS.length} × runs); healthy vs retries off = the same attempts ÷ those of the set's retries-off run.`,
 );
 console.log('goal: success ≥ 99.9 % with attempts/run ≤ 1.25×.');
+
+// The budget's job: when the whole fleet degrades, retries must not multiply the load. Every
+// shard fails 40 % of calls (health off, so nothing is ejected): without a budget each run makes
+// 1 + 0.4 + 0.16 = 1.56 attempts; with it, retries stay within 20 % of runs (+ 10/s).
+printHeader('a degraded fleet: every shard fails 40 % (health off), 3 attempts per run');
+const outage: string[][] = [];
+for (const r of RETRIES) {
+  const o = await simulate({
+    ...r,
+    healthLabel: 'health off',
+    health: false,
+    failureRate: () => 0.4,
+  });
+  outage.push([
+    r.retryLabel,
+    `${fmt((o.ok / RUNS) * 100, 2)} %`,
+    ratio(o.attempts / RUNS, 3),
+    String(o.retries),
+    String(o.budgetRefused),
+    ratio(o.retries / RUNS, 3),
+  ]);
+}
+printTable(
+  ['retries', 'success', 'attempts/run', 'retries', 'budget refused', 'retries/run'],
+  outage,
+);
+console.log('budget bound: retries ≤ 0.2 × runs + 10/s × virtual seconds ≈ 0.2 × runs + 100');
