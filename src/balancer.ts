@@ -172,8 +172,13 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
   #tiers: CompiledRequirement[] | undefined;
   #rules = new WeakMap<object, CompiledRequirement>();
   /** Per compiled rule, which members satisfy it (by index), for membership `version`. */
-  readonly #masks = new WeakMap<CompiledRequirement, { version: number; mask: Uint8Array }>();
+  readonly #masks = new WeakMap<
+    CompiledRequirement,
+    { version: number; mask: Uint8Array; members: readonly Shard<unknown>[] }
+  >();
   #version = 0;
+  /** Set when the candidates of the pending pick are a rule's cached members (its mask). */
+  #ruleMembers: Uint8Array | undefined;
   readonly #tierStats: { tier: number; requests: number; bytes: number }[] = [];
   readonly #labelStats = new Map<string, Map<string, { requests: number; bytes: number }>>();
   #cancelSpillTimer: (() => void) | undefined;
@@ -538,8 +543,12 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
       rule = compileRequirement(field, value, this.#shards);
       this.#rules.set(value, rule);
       const mask = new Uint8Array(this.#shards.length);
-      for (const shard of this.#shards) mask[shard.index] = satisfies(shard, rule) ? 1 : 0;
-      this.#masks.set(rule, { version: this.#version, mask });
+      const members: Shard<T>[] = [];
+      for (const shard of this.#shards) {
+        mask[shard.index] = satisfies(shard, rule) ? 1 : 0;
+        if (mask[shard.index] === 1) members.push(shard);
+      }
+      this.#masks.set(rule, { version: this.#version, mask, members });
     }
     return rule;
   }
@@ -651,13 +660,15 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
   #candidates(run: Run<T>): readonly Shard<T>[] {
     run.tier = -1;
     run.reason = 'direct';
-    if (
-      this.#blocked === 0 &&
-      run.tried === undefined &&
-      run.requirement === undefined &&
-      this.#tiers === undefined
-    ) {
-      return this.#shards;
+    this.#ruleMembers = undefined;
+    if (this.#blocked === 0 && run.tried === undefined && this.#tiers === undefined) {
+      if (run.requirement === undefined) return this.#shards;
+      // Every member can take work: the rule's members, listed once per membership, will do.
+      const cached = this.#masks.get(run.requirement);
+      if (cached !== undefined && cached.version === this.#version && cached.members.length > 0) {
+        this.#ruleMembers = cached.mask;
+        return cached.members as readonly Shard<T>[];
+      }
     }
     const tiers = this.#tiers;
     if (tiers === undefined) return this.#collect(run, -1);
@@ -832,9 +843,13 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
     const offered =
       typeof picked !== 'object' || picked === null
         ? false
-        : candidates === this.#shards
-          ? this.#shards[shard.index] === shard
-          : this.#shards[shard.index] === shard && this.#offered[shard.index] === this.#offerEpoch;
+        : this.#shards[shard.index] !== shard
+          ? false
+          : candidates === this.#shards
+            ? true
+            : this.#ruleMembers !== undefined
+              ? this.#ruleMembers[shard.index] === 1
+              : this.#offered[shard.index] === this.#offerEpoch;
     if (!offered) {
       this.#settle(
         run,
