@@ -23,3 +23,9 @@ export const systemClock: Clock = {
 export function entropyRandom(): RandomSource {
   return createRandom(randomBytes(4).readUInt32LE(0));
 }
+
+/**
+ * The wall clock, for what is an absolute time: an HTTP-date `Retry-After` needs `Date.now()`,
+ * not the balancer's monotonic clock.
+ */
+export const wallClock = (): number => Date.now();

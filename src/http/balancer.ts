@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { Readable } from 'node:stream';
 import { Balancer, type RunContext, type RunOptions } from '../balancer.js';
 import { ConfigError } from '../errors.js';
+import { wallClock } from '../runtime.js';
 import type { ShardSpec, ShardState } from '../types.js';
 import { bool, checkKnownKeys, checkObject } from '../validate.js';
 import { type PreparedBody, prepareBody, readBody, toStream, untouched } from './body.js';
@@ -18,7 +19,6 @@ import {
 import { createShardPool, type PoolResponse, poolRequest, type ShardPool } from './pool.js';
 import { feedReportedLoad, parseLoadHeader, reportedLoadOf } from './reported-load.js';
 import { Response } from './response.js';
-import { wallClock } from './runtime.js';
 import type {
   HttpBalancerOptions,
   HttpBalancerStats,

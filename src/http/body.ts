@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import { isAsyncIterable, isReadable } from '../guards.js';
 import type { HttpBody, HttpBodyValue } from './types.js';
 
 /** How a request body is sent: once (a stream) or on every attempt (bytes, text, a factory). */
@@ -11,23 +12,6 @@ export interface PreparedBody {
   stream: Readable | undefined;
   /** Byte length when known without reading (bytes, text). */
   bytes: number | undefined;
-}
-
-function isReadable(value: unknown): value is Readable {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as Readable).pipe === 'function' &&
-    typeof (value as Readable).on === 'function'
-  );
-}
-
-function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function'
-  );
 }
 
 /** Sorts a request body into its kind; undefined when it is none of the accepted kinds. */

@@ -1,6 +1,6 @@
 import { PushBackError } from '../errors.js';
+import { parseRetryAfter } from '../health/retry-after.js';
 import { HttpError, pathWithoutQuery } from './errors.js';
-import { parseRetryAfter } from './retry-after.js';
 
 /** Where a status is being judged. */
 export interface ExchangeInfo {

@@ -3,12 +3,13 @@
  * errors classified for the balancer's retries, server-reported load fed to the shard.
  * Imports the core; the core never imports it.
  */
+
+export { parseRetryAfter } from '../health/retry-after.js';
 export { createHttpBalancer, HttpBalancer } from './balancer.js';
 export type { WarmResult } from './connector.js';
 export { BodyTooLargeError, HttpError } from './errors.js';
 export { HTTP_DEFAULTS } from './options.js';
 export { feedReportedLoad, parseLoadHeader } from './reported-load.js';
-export { parseRetryAfter } from './retry-after.js';
 export type {
   HttpBalancerOptions,
   HttpBalancerStats,

@@ -2,7 +2,7 @@ import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { Balancer, type RunContext, type RunOptions } from '../balancer.js';
 import { ConfigError } from '../errors.js';
 import { provesNotSent } from '../health/retry.js';
-import { wallClock } from '../http/runtime.js';
+import { wallClock } from '../runtime.js';
 import type { ShardSpec, ShardState } from '../types.js';
 import { checkKnownKeys, checkObject, nonNegativeInt, positiveInt } from '../validate.js';
 import {

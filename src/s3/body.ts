@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import { ConfigError } from '../errors.js';
+import { isAsyncIterable, isReadable } from '../guards.js';
 import type { S3Body, S3BodyValue } from './types.js';
 
 /** How an object body is sent: once (a stream) or on every attempt (bytes, text, a factory). */
@@ -60,23 +61,6 @@ function toAttemptBody(field: string, value: unknown): AttemptBody {
     field,
     'must be a string, a Uint8Array, a Readable, an async iterable, or a function returning one',
     value,
-  );
-}
-
-function isReadable(value: unknown): value is Readable {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as Readable).pipe === 'function' &&
-    typeof (value as Readable).on === 'function'
-  );
-}
-
-function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function'
   );
 }
 

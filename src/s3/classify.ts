@@ -1,5 +1,5 @@
 import { PushBackError } from '../errors.js';
-import { parseRetryAfter } from '../http/retry-after.js';
+import { parseRetryAfter } from '../health/retry-after.js';
 import { S3Error } from './errors.js';
 
 /** Where an S3 error is being judged. */
