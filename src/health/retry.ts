@@ -43,14 +43,14 @@ export function defaultRetryable(error: unknown): boolean {
   );
 }
 
-const NOT_SENT_CODES = new Set([
+/** Error codes of a connection that never opened: the request cannot have reached the shard. */
+export const CONNECT_ERROR_CODES: ReadonlySet<string> = new Set([
   'ECONNREFUSED',
   'ENOTFOUND',
   'EAI_AGAIN',
   'EHOSTUNREACH',
   'ENETUNREACH',
   'UND_ERR_CONNECT_TIMEOUT',
-  'SHARDWISE_PUSH_BACK',
 ]);
 
 /**
@@ -64,7 +64,12 @@ export function provesNotSent(error: unknown): boolean {
   if (notSent === true) return true;
   if (notSent === false) return false; // the error knows better than its causes
   const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string' && NOT_SENT_CODES.has(code)) return true;
+  if (
+    typeof code === 'string' &&
+    (CONNECT_ERROR_CODES.has(code) || code === 'SHARDWISE_PUSH_BACK')
+  ) {
+    return true;
+  }
   const cause = (error as { cause?: unknown }).cause;
   return cause !== undefined && cause !== error && provesNotSent(cause);
 }

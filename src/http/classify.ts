@@ -1,4 +1,5 @@
 import { PushBackError } from '../errors.js';
+import { CONNECT_ERROR_CODES } from '../health/retry.js';
 import { parseRetryAfter } from '../health/retry-after.js';
 import { HttpError, pathWithoutQuery } from './errors.js';
 
@@ -51,17 +52,6 @@ export function statusError(
   });
 }
 
-/** undici and socket codes that prove the request never left this process. */
-const NOT_SENT = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_INVALID_ARG',
-]);
-
 /**
  * Marks a transport error for the retry classifier: `notSent: true` where its code proves the
  * request never reached the shard (so even a non-idempotent run may go elsewhere), and
@@ -72,7 +62,9 @@ export function annotateTransportError(error: unknown): unknown {
   if (typeof error !== 'object' || error === null || !Object.isExtensible(error)) return error;
   const code = (error as { code?: unknown }).code;
   if (typeof code !== 'string') return error;
-  if (NOT_SENT.has(code) && (error as { notSent?: unknown }).notSent === undefined) {
+  // A connection that never opened, or a request undici refused to send, never left.
+  const notSent = CONNECT_ERROR_CODES.has(code) || code === 'UND_ERR_INVALID_ARG';
+  if (notSent && (error as { notSent?: unknown }).notSent === undefined) {
     Object.defineProperty(error, 'notSent', { value: true, enumerable: true, configurable: true });
   }
   if (

@@ -1,4 +1,5 @@
 import { PushBackError } from '../errors.js';
+import { CONNECT_ERROR_CODES } from '../health/retry.js';
 import { parseRetryAfter } from '../health/retry-after.js';
 import { S3Error } from './errors.js';
 
@@ -33,7 +34,6 @@ const THROTTLE_CODES = new Set([
 const RETRYABLE_4XX = new Set(['RequestTimeout', 'RequestTimeoutException']);
 
 /** Socket and resolver codes that prove the request never left this process. */
-const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 interface SdkErrorLike {
   name?: unknown;
@@ -75,7 +75,7 @@ export function classifyS3Error(error: unknown, info: S3CallInfo): unknown {
       ...where(info),
       s3Code: code,
       retryable: true,
-      notSent: NOT_SENT.has(code),
+      notSent: CONNECT_ERROR_CODES.has(code),
       cause: error,
     });
   }

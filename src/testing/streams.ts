@@ -3,6 +3,7 @@
  * shard's latency) gets its own seed, derived from the run's seed and a label, so adding draws to
  * one stream never shifts another.
  */
+import { fmix32 } from '../hash/murmur3.js';
 
 /** A 32-bit seed for the stream `label` of a run seeded with `seed` (FNV-1a, then murmur3's fmix32). */
 export function streamSeed(seed: number, label: string): number {
@@ -14,10 +15,5 @@ export function streamSeed(seed: number, label: string): number {
     h ^= label.charCodeAt(i);
     h = Math.imul(h, 0x01000193);
   }
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
+  return fmix32(h);
 }
