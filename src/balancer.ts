@@ -113,6 +113,8 @@ export interface BalancerStats {
 
 const RUN_OPTION_KEYS = ['key', 'signal', 'timeoutMs', 'idempotent', 'bytes', 'require', 'meta'];
 const NONE: readonly never[] = [];
+/** The cache key of runs without a rule. */
+const NO_RULE = {};
 /** Runs with rules the queue scan may step over to find one that fits. */
 const MAX_SKIPPED = 64;
 const RESOLVED = Promise.resolve();
@@ -177,6 +179,11 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
     { version: number; mask: Uint8Array; members: readonly Shard<unknown>[] }
   >();
   #version = 0;
+  /** Per rule (or `NO_RULE`): its first tier's members. */
+  readonly #firstTiers = new WeakMap<
+    object,
+    { version: number; tier: number; mask: Uint8Array; members: readonly Shard<unknown>[] }
+  >();
   /** Set when the candidates of the pending pick are a rule's cached members (its mask). */
   #ruleMembers: Uint8Array | undefined;
   readonly #tierStats: { tier: number; requests: number; bytes: number }[] = [];
@@ -661,13 +668,24 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
     run.tier = -1;
     run.reason = 'direct';
     this.#ruleMembers = undefined;
-    if (this.#blocked === 0 && run.tried === undefined && this.#tiers === undefined) {
-      if (run.requirement === undefined) return this.#shards;
-      // Every member can take work: the rule's members, listed once per membership, will do.
-      const cached = this.#masks.get(run.requirement);
-      if (cached !== undefined && cached.version === this.#version && cached.members.length > 0) {
-        this.#ruleMembers = cached.mask;
-        return cached.members as readonly Shard<T>[];
+    if (this.#blocked === 0 && run.tried === undefined) {
+      if (this.#tiers === undefined) {
+        if (run.requirement === undefined) return this.#shards;
+        // Every member can take work: the rule's members, listed once per membership, will do.
+        const cached = this.#masks.get(run.requirement);
+        if (cached !== undefined && cached.version === this.#version && cached.members.length > 0) {
+          this.#ruleMembers = cached.mask;
+          return cached.members as readonly Shard<T>[];
+        }
+      } else {
+        // Every member can take work: the first tier the rule allows, listed once per membership.
+        const first = this.#firstTier(run.requirement);
+        if (first !== undefined) {
+          run.tier = first.tier;
+          run.reason = 'preferred';
+          this.#ruleMembers = first.mask;
+          return first.members as readonly Shard<T>[];
+        }
       }
     }
     const tiers = this.#tiers;
@@ -744,6 +762,33 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
       if (run.tried === undefined) break;
     }
     return out;
+  }
+
+  /**
+   * The members of the first tier that has any member `rule` allows (ignoring room and health:
+   * for when every member can take work), cached per rule and membership version.
+   */
+  #firstTier(
+    rule: CompiledRequirement | undefined,
+  ): { tier: number; mask: Uint8Array; members: readonly Shard<unknown>[] } | undefined {
+    const key: object = rule ?? NO_RULE;
+    let cached = this.#firstTiers.get(key);
+    if (cached === undefined || cached.version !== this.#version) {
+      const mask = new Uint8Array(this.#shards.length);
+      const members: Shard<T>[] = [];
+      let tier = -1;
+      for (let t = 0; t <= this.#tiers!.length && members.length === 0; t++) {
+        for (const shard of this.#shards) {
+          if (shard.tier === t && (rule === undefined || this.#allows(rule, shard)))
+            members.push(shard);
+        }
+        tier = t;
+      }
+      for (const shard of members) mask[shard.index] = 1;
+      cached = { version: this.#version, tier, mask, members };
+      this.#firstTiers.set(key, cached);
+    }
+    return cached.members.length === 0 ? undefined : cached;
   }
 
   /** Why tier `t` offered nothing: it has no member the rule allows, none healthy, or none free. */
