@@ -959,7 +959,7 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
     run.shard = shard;
     this.#active.add(run);
     this.#inFlight++;
-    shard.inflight.start(run.bytes);
+    shard.start(run.bytes);
     shard.requests++;
     if (!this.#available(shard)) this.#blocked++;
     const ctx = new AttemptContext(run.attempt);
@@ -1059,7 +1059,7 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
     this.#inFlight--;
     const before = this.#available(shard);
     if (rttMs !== undefined && shard.limiter !== undefined) {
-      shard.limiter.onSample({ rttMs, inFlight: shard.inflight.count, dropped });
+      shard.limiter.onSample({ rttMs, inFlight: shard.count, dropped });
       const next = Math.max(1, Math.floor(shard.limiter.limit));
       if (next !== shard.limit) {
         const previous = shard.limit;
@@ -1068,7 +1068,7 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
           this.emit('limit', { shardId: shard.id, limit: next, previous });
       }
     }
-    shard.inflight.end(run.bytes);
+    shard.end(run.bytes);
     const after = this.#available(shard);
     if (!shard.removed && before !== after) this.#blocked += after ? -1 : 1;
     if (shard.removed && shard.inFlight === 0) {
@@ -1088,7 +1088,7 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
     const retryable = this.#classify(error);
     if (pushBack !== undefined) {
       // A signal of load, not of ill health: the shard costs more for a while.
-      shard.pushBack.hold(pushBack.retryAfterMs);
+      shard.holdPushBack(pushBack.retryAfterMs);
     } else if (isShardFault(error, retryable)) {
       shard.failures++;
       shard.ewma.observe(latencyMs);

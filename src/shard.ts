@@ -10,9 +10,11 @@ export type HealthState = 'healthy' | 'ejected' | 'probing';
 
 /**
  * The balancer's record of one shard: identity, load figures (kept by `load/`), health (kept by
- * `health/`). Pickers see it through the read-only `ShardState` interface.
+ * `health/`). Pickers see it through the read-only `ShardState` interface. It *is* its in-flight
+ * counter (extends `InFlight`) rather than holding one: the count is read on every pick, and a
+ * field of the shard itself is one memory load fewer than a field of another object.
  */
-export class Shard<T = unknown> implements ShardState<T> {
+export class Shard<T = unknown> extends InFlight implements ShardState<T> {
   readonly id: string;
   readonly target: T;
   weight: number;
@@ -23,7 +25,6 @@ export class Shard<T = unknown> implements ShardState<T> {
 
   /** The adaptive limit that sets `limit`, if any. */
   readonly limiter: ConcurrencyLimit | undefined;
-  readonly inflight = new InFlight();
   readonly ewma: PeakEwma;
   readonly pushBack: PushBack;
   readonly reported: ReportedLoad;
@@ -33,6 +34,11 @@ export class Shard<T = unknown> implements ShardState<T> {
   /** Index of the first `prefer` tier the shard belongs to (the last tier when none). */
   tier = 0;
   removed = false;
+  /**
+   * The shard has pushed back or reported its own load at least once; until then its load is
+   * its in-flight count and no figure needs the clock.
+   */
+  signalled = false;
   /** Consecutive failures since the last success (outlier detection). */
   consecutiveFailures = 0;
   /** Times ejected in all. */
@@ -53,6 +59,7 @@ export class Shard<T = unknown> implements ShardState<T> {
     clock: Clock,
     ewma: EwmaOptions,
   ) {
+    super();
     this.id = spec.id;
     this.target = spec.target;
     this.weight = spec.weight ?? 1;
@@ -68,11 +75,11 @@ export class Shard<T = unknown> implements ShardState<T> {
   }
 
   get inFlight(): number {
-    return this.inflight.count;
+    return this.count;
   }
 
   get bytesInFlight(): number {
-    return this.inflight.bytes;
+    return this.bytes;
   }
 
   get rttMs(): number {
@@ -81,31 +88,36 @@ export class Shard<T = unknown> implements ShardState<T> {
 
   get load(): number {
     // Until a shard has pushed back or reported load, its load is its in-flight count: no clock.
-    if (!this.pushBack.ever && !this.reported.ever) return this.inflight.count;
+    if (!this.signalled) return this.count;
     const now = this.clock.now();
-    return this.inflight.count + this.reported.currentAt(now) + this.pushBack.penaltyAt(now);
+    return this.count + this.reported.currentAt(now) + this.pushBack.penaltyAt(now);
   }
 
   get cost(): number {
     const now = this.clock.now();
     const rtt = this.ewma.valueAt(now);
-    if (!this.pushBack.ever && !this.reported.ever) return rtt * (this.inflight.count + 1);
-    return (
-      rtt * (this.inflight.count + 1 + this.reported.currentAt(now)) + this.pushBack.penaltyAt(now)
-    );
+    if (!this.signalled) return rtt * (this.count + 1);
+    return rtt * (this.count + 1 + this.reported.currentAt(now)) + this.pushBack.penaltyAt(now);
   }
 
   get reportedLoad(): number | undefined {
     return this.reported.last;
   }
 
+  /** The shard asked for `ms` of relief (429, SlowDown, Retry-After): its cost rises that long. */
+  holdPushBack(ms: number): void {
+    this.signalled = true;
+    this.pushBack.hold(ms);
+  }
+
   /** Feeds the load the shard reported about itself (a transport calls this; pickers never do). */
   reportLoad(value: number): void {
+    this.signalled = true;
     this.reported.report(value);
   }
 
   /** Below its cap (a probing shard takes one call at a time). */
   get hasRoom(): boolean {
-    return this.inflight.count < (this.health === 'probing' ? 1 : this.limit);
+    return this.count < (this.health === 'probing' ? 1 : this.limit);
   }
 }

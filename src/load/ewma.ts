@@ -32,7 +32,7 @@ export class PeakEwma {
     } else if (rttMs > this.estimateMs) {
       this.estimateMs = rttMs;
     } else {
-      const w = Math.exp(-(now - this.stampMs) / this.decayMs);
+      const w = decay((now - this.stampMs) / this.decayMs);
       this.estimateMs = this.estimateMs * w + rttMs * (1 - w);
     }
     this.stampMs = now;
@@ -47,11 +47,21 @@ export class PeakEwma {
   valueAt(nowMs: number): number {
     if (this.estimateMs < 0) return this.defaultRttMs;
     const elapsed = nowMs - this.stampMs;
-    return elapsed <= 0 ? this.estimateMs : this.estimateMs * Math.exp(-elapsed / this.decayMs);
+    return elapsed <= 0 ? this.estimateMs : this.estimateMs * decay(elapsed / this.decayMs);
   }
 
   /** True once a sample has been seen. */
   get sampled(): boolean {
     return this.estimateMs >= 0;
   }
+}
+
+/**
+ * exp(−x) for x ≥ 0. Reads happen on every pick, usually milliseconds after the last sample
+ * against a 10 s decay (x < 0.05): there a 5-term Taylor series is within 3·10⁻⁹ of the exact
+ * value (relative) and several times cheaper than `Math.exp`.
+ */
+export function decay(x: number): number {
+  if (x < 0.05) return 1 - x * (1 - x * (0.5 - x * (1 / 6 - x / 24)));
+  return Math.exp(-x);
 }

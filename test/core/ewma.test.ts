@@ -141,3 +141,12 @@ describe('PeakEwma inside the balancer', () => {
     expect(balancer.stats().shards[0]!.ewmaMs).toBeCloseTo(100 * Math.exp(-1), 10);
   });
 });
+
+describe('decay()', () => {
+  it('is exp(−x) to within 3·10⁻⁹ (relative) on both sides of the series cut-over', async () => {
+    const { decay } = await import('../../src/load/ewma.js');
+    for (const x of [0, 1e-6, 0.001, 0.01, 0.03, 0.0499, 0.05, 0.1, 1, 5]) {
+      expect(Math.abs(decay(x) - Math.exp(-x)) / Math.exp(-x)).toBeLessThan(3e-9);
+    }
+  });
+});
