@@ -6,9 +6,10 @@
  *   npx tsx examples/jsonl-to-http.ts                      # sample data, 3 local shards
  *   npx tsx examples/jsonl-to-http.ts data.jsonl http://10.0.0.1:8080 http://10.0.0.2:8080
  *
- * Each shard gets one undici `Pool` (keep-alive), passed as an explicit dispatcher: the global
- * one is never touched. Statuses map to shardwise's rules: 4xx is the record's fault (not
- * retried), 5xx is the shard's (retried on another shard), 429 / 503 + Retry-After is push-back.
+ * `shardwise/http` keeps one keep-alive connection pool per shard; `sendTo` posts a line through
+ * the pool of the shard the balancer picked. Statuses follow shardwise's rules: 4xx is the
+ * record's fault (not retried), 5xx is the shard's (retried on another shard), 429 / 503 +
+ * Retry-After is push-back.
  */
 import { once } from 'node:events';
 import { createReadStream } from 'node:fs';
@@ -19,9 +20,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
-import { Balancer, type IngestSummary, PushBackError, peakEwma } from 'shardwise';
-import { HttpError, parseRetryAfter } from 'shardwise/http';
-import { Pool } from 'undici';
+import { type IngestSummary, peakEwma } from 'shardwise';
+import { createHttpBalancer } from 'shardwise/http';
 
 /** One line of the file. */
 export interface LineRecord {
@@ -31,12 +31,6 @@ export interface LineRecord {
   text: string;
   /** The record's `id` field, if it has one: the routing key for hashing pickers. */
   id: string | undefined;
-}
-
-/** A shard: its origin and its own connection pool. */
-interface Target {
-  origin: string;
-  pool: Pool;
 }
 
 export interface JsonlToHttpOptions {
@@ -81,55 +75,19 @@ function idOf(text: string): string | undefined {
   }
 }
 
-/** POSTs one line; resolves on 2xx, throws an error the balancer knows how to treat. */
-async function post(
-  shardId: string,
-  target: Target,
-  path: string,
-  record: LineRecord,
-  signal: AbortSignal,
-) {
-  const res = await target.pool.request({
-    method: 'POST',
-    path,
-    headers: { 'content-type': 'application/x-ndjson' },
-    body: record.text,
-    signal,
-  });
-  const body = Buffer.from(await res.body.arrayBuffer());
-  if (res.statusCode < 300) return;
-  const retryAfter = parseRetryAfter(res.headers['retry-after'], Date.now());
-  if (res.statusCode === 429 || (res.statusCode === 503 && retryAfter !== undefined)) {
-    throw new PushBackError(
-      retryAfter ?? 1_000,
-      `shard ${shardId} pushed back (${res.statusCode})`,
-    );
-  }
-  throw new HttpError({
-    statusCode: res.statusCode,
-    shardId,
-    method: 'POST',
-    path,
-    body,
-    retryable: res.statusCode >= 500,
-  });
-}
-
 /** Sends every line of `options.file` to the shards; resolves with the ingest summary. */
 export async function main(options: JsonlToHttpOptions): Promise<IngestSummary<LineRecord>> {
   const out = options.out ?? process.stdout;
   const path = options.path ?? '/ingest';
   const connections = options.connectionsPerShard ?? 8;
-  const balancer = new Balancer<Target>({
-    shards: options.origins.map((origin) => ({
-      id: origin,
-      target: { origin, pool: new Pool(origin, { connections }) },
-    })),
+  const balancer = createHttpBalancer({
+    origins: options.origins,
     picker: peakEwma(),
-    maxInFlightPerShard: connections, // what each pool carries at once; the rest waits here
+    connectionsPerShard: connections, // also each shard's in-flight cap: the rest waits here
     maxQueued: 1_000, // at most this many lines wait in memory
     timeoutMs: 30_000,
   });
+  const headers = { 'content-type': 'application/x-ndjson' };
   const fileBytes = (await stat(options.file)).size;
   let bytesRead = 0;
   const bar = out.isTTY === true;
@@ -139,7 +97,8 @@ export async function main(options: JsonlToHttpOptions): Promise<IngestSummary<L
         bytesRead += n;
       }),
       {
-        send: (shard, record, { signal }) => post(shard.id, shard.target, path, record, signal),
+        send: (shard, record, ctx) =>
+          balancer.sendTo(shard, { method: 'POST', path, headers, body: record.text }, ctx),
         key: (record) => record.id,
         bytes: (record) => Buffer.byteLength(record.text),
         // Records carry their id: a second delivery is harmless, so failed attempts retry.
@@ -167,8 +126,7 @@ export async function main(options: JsonlToHttpOptions): Promise<IngestSummary<L
     out.write(`${formatSummary(summary)}\n`);
     return summary;
   } finally {
-    await balancer.close();
-    await Promise.all(balancer.shards.map((s) => s.target.pool.close()));
+    await balancer.close(); // drains, then closes the pools
   }
 }
 

@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
 import { ConfigError, messageOf } from './errors.js';
+import type { RunContext } from './run.js';
 import type { Clock, Key, ShardState } from './types.js';
 import { bool, checkKnownKeys, checkObject, duration, fn } from './validate.js';
 
@@ -7,7 +8,7 @@ import { bool, checkKnownKeys, checkObject, duration, fn } from './validate.js';
 export interface RunnerLike<T> {
   readonly clock: Clock;
   run<R>(
-    fn: (shard: ShardState<T>, ctx: { signal: AbortSignal; attempt: number }) => Promise<R>,
+    fn: (shard: ShardState<T>, ctx: RunContext) => Promise<R>,
     options?: { key?: Key; idempotent?: boolean; bytes?: number; signal?: AbortSignal },
   ): Promise<R>;
   ready(): Promise<void>;
@@ -18,7 +19,7 @@ export interface RunnerLike<T> {
 export type SendFn<T, Rec> = (
   shard: ShardState<T>,
   record: Rec,
-  ctx: { signal: AbortSignal; attempt: number },
+  ctx: RunContext,
 ) => Promise<unknown>;
 
 /** Options of `createWriteStream` and `ingest`. */

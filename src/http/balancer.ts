@@ -28,6 +28,31 @@ import type {
   HttpTarget,
 } from './types.js';
 
+/** A context for `sendTo` without one: never aborts. */
+const NO_CONTEXT: RunContext = {
+  attempt: 1,
+  get signal() {
+    return new AbortController().signal;
+  },
+  onAbort() {},
+};
+
+/** Checks the HTTP parts of a request and prepares its body. */
+function exchangeOf(request: Pick<HttpRequest, 'method' | 'path' | 'headers' | 'body'>): Exchange {
+  const method = request.method === undefined ? 'GET' : checkMethod(request.method).toUpperCase();
+  const path = request.path === undefined ? '/' : checkPath(request.path);
+  if (request.headers !== undefined) checkObject('request.headers', request.headers);
+  const body = prepareBody(request.body);
+  if (body === undefined) {
+    throw new ConfigError(
+      'request.body',
+      'must be a string, a Uint8Array, a Readable, an async iterable, or a function returning one',
+      request.body,
+    );
+  }
+  return new Exchange(method, path, request.headers, body);
+}
+
 const REQUEST_KEYS = [
   'key',
   'method',
@@ -106,19 +131,8 @@ export class HttpBalancer extends Balancer<HttpTarget> {
     try {
       checkObject('request', request);
       checkKnownKeys('request', request, REQUEST_KEYS);
-      const method =
-        request.method === undefined ? 'GET' : checkMethod(request.method).toUpperCase();
-      const path = request.path === undefined ? '/' : checkPath(request.path);
-      if (request.headers !== undefined) checkObject('request.headers', request.headers);
-      const body = prepareBody(request.body);
-      if (body === undefined) {
-        throw new ConfigError(
-          'request.body',
-          'must be a string, a Uint8Array, a Readable, an async iterable, or a function returning one',
-          request.body,
-        );
-      }
-      exchange = new Exchange(method, path, request.headers, body);
+      exchange = exchangeOf(request);
+      const { method, body } = exchange;
       let idempotent =
         request.idempotent === undefined
           ? IDEMPOTENT_METHODS.has(method)
@@ -138,6 +152,39 @@ export class HttpBalancer extends Balancer<HttpTarget> {
       return Promise.reject(error);
     }
     return this.run((shard, ctx) => this.#attempt(shard, ctx, exchange), runOptions);
+  }
+
+  /**
+   * One HTTP exchange on a shard the balancer already picked — for `run`, `wrap`, `ingest` and
+   * `createWriteStream`, whose `send` receives the shard. Status handling is `request()`'s (4xx →
+   * `HttpError`, 429 → push-back, …); routing, retries and timeouts are the surrounding run's.
+   *
+   * @example
+   * await http.ingest(records, {
+   *   send: (shard, record, ctx) => http.sendTo(shard, { method: 'POST', path: '/ingest', body: JSON.stringify(record) }, ctx),
+   * });
+   */
+  sendTo(
+    shard: ShardState<HttpTarget>,
+    request: Pick<HttpRequest, 'method' | 'path' | 'headers' | 'body'>,
+    ctx?: RunContext,
+  ): Promise<HttpResponse> {
+    let exchange: Exchange;
+    try {
+      checkObject('request', request);
+      checkKnownKeys('request', request, ['method', 'path', 'headers', 'body']);
+      if (!this.#pools.has(shard?.target)) {
+        throw new ConfigError(
+          'shard',
+          'must be a shard of this balancer (the one `send` was given)',
+          shard?.id,
+        );
+      }
+      exchange = exchangeOf(request);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#attempt(shard, ctx ?? NO_CONTEXT, exchange);
   }
 
   // ——— membership: a pool per shard ———

@@ -6,7 +6,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   formatSummary,
   main,
@@ -14,9 +14,6 @@ import {
   startLocalShards,
   writeSample,
 } from '../../examples/jsonl-to-http.js';
-
-vi.mock('shardwise', () => import('../../src/index.js'));
-vi.mock('shardwise/http', () => import('../../src/http/index.js'));
 
 function sink(isTTY = false) {
   const out = new PassThrough() as PassThrough & { isTTY?: boolean; text: () => string };

@@ -4,11 +4,9 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { agent, main, startLocalStores, upload } from '../../examples/wrap-fetch.js';
 import { Balancer, roundRobin } from '../../src/index.js';
-
-vi.mock('shardwise', () => import('../../src/index.js'));
 
 describe('examples/wrap-fetch', () => {
   afterAll(async () => {
