@@ -21,6 +21,7 @@ import {
   provesNotSent,
   type ResolvedRetryOptions,
 } from './health/retry.js';
+import { TickClock } from './load/tick.js';
 import {
   type BalancerOptions,
   checkShardList,
@@ -168,8 +169,8 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
    * Peak-EWMA pick costs no clock read per shard.
    */
   #tick = 0;
-  #picking = false;
-  readonly #tickClock: Clock;
+  /** What shards read the time from: frozen at `#tick` while the picker runs. */
+  readonly #ticker: TickClock;
   readonly #policy: ((meta: unknown) => Requirement | undefined) | undefined;
   #tiers: CompiledRequirement[] | undefined;
   #rules = new WeakMap<object, CompiledRequirement>();
@@ -199,11 +200,7 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
     this.random = options.random ?? entropyRandom();
     const clock = this.clock;
     this.#tick = clock.now();
-    this.#tickClock = {
-      // Inside a pick every load figure decays with the one time read for it; outside, exact.
-      now: () => (this.#picking ? this.#tick : clock.now()),
-      setTimer: (fn, ms, bg) => clock.setTimer(fn, ms, bg),
-    };
+    this.#ticker = new TickClock(clock);
     this.picker = options.picker ?? peakEwma();
     this.#ewma = this.picker.ewma ?? {};
     this.#retry = this.#options.retry;
@@ -574,7 +571,7 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
 
   #newShard(spec: ShardSpec<T>, index: number): Shard<T> {
     const limit = this.#options.limitFactory?.() ?? this.#options.maxInFlightPerShard;
-    return new Shard<T>(spec, index, limit, this.#tickClock, this.#ewma);
+    return new Shard<T>(spec, index, limit, this.#ticker, this.#ewma);
   }
 
   /** Makes `shards` the membership: indexes, picker rebuild, availability. */
@@ -854,11 +851,12 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
     request.attempt = run.attempt + 1;
     request.totalInFlight = this.#inFlight;
     let picked: ShardState | undefined | null;
-    this.#picking = true;
+    this.#ticker.tick = this.#tick;
+    this.#ticker.frozen = true;
     try {
       picked = this.picker.pick(candidates, request);
     } catch (error) {
-      this.#picking = false;
+      this.#ticker.frozen = false;
       this.#settle(
         run,
         false,
@@ -873,7 +871,7 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
       );
       return undefined;
     }
-    this.#picking = false;
+    this.#ticker.frozen = false;
     if (picked === undefined) {
       this.#settle(
         run,
