@@ -18,6 +18,7 @@ import {
   duration,
   fn,
   oneOf,
+  orDefault,
   positiveFinite,
   positiveInt,
 } from './validate.js';
@@ -129,20 +130,17 @@ export function resolveOptions(
       perShard === undefined || limitFactory !== undefined
         ? BALANCER_DEFAULTS.maxInFlightPerShard
         : positiveInt('maxInFlightPerShard', perShard, true),
-    maxInFlight:
-      o.maxInFlight === undefined
-        ? BALANCER_DEFAULTS.maxInFlight
-        : positiveInt('maxInFlight', o.maxInFlight, true),
-    maxQueued:
-      o.maxQueued === undefined
-        ? BALANCER_DEFAULTS.maxQueued
-        : positiveInt('maxQueued', o.maxQueued, true),
+    maxInFlight: orDefault(o.maxInFlight, BALANCER_DEFAULTS.maxInFlight, (v) =>
+      positiveInt('maxInFlight', v, true),
+    ),
+    maxQueued: orDefault(o.maxQueued, BALANCER_DEFAULTS.maxQueued, (v) =>
+      positiveInt('maxQueued', v, true),
+    ),
     overflow: o.overflow === undefined ? 'wait' : oneOf('overflow', o.overflow, ['wait', 'reject']),
-    timeoutMs:
-      o.timeoutMs === undefined
-        ? BALANCER_DEFAULTS.timeoutMs
-        : checkTimeout('timeoutMs', o.timeoutMs),
-    spillAfterMs: o.spillAfterMs === undefined ? 0 : duration('spillAfterMs', o.spillAfterMs),
+    timeoutMs: orDefault(o.timeoutMs, BALANCER_DEFAULTS.timeoutMs, (v) =>
+      checkTimeout('timeoutMs', v),
+    ),
+    spillAfterMs: orDefault(o.spillAfterMs, 0, (v) => duration('spillAfterMs', v)),
     retry: resolveRetryOptions(o.retry),
     health: resolveHealthOptions(o.health),
   };

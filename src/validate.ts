@@ -92,3 +92,8 @@ export function bool(field: string, value: unknown): boolean {
   if (typeof value !== 'boolean') throw new ConfigError(field, 'must be a boolean', value);
   return value;
 }
+
+/** `value` checked by `check`, or `fallback` when it is absent (`undefined`). */
+export function orDefault<T>(value: unknown, fallback: T, check: (value: unknown) => T): T {
+  return value === undefined ? fallback : check(value);
+}

@@ -7,6 +7,7 @@ import {
   checkObject,
   duration,
   nonNegativeInt,
+  orDefault,
   positiveInt,
 } from '../validate.js';
 import type { HttpBalancerOptions, HttpShardSpec, HttpTarget, HttpTlsOptions } from './types.js';
@@ -125,42 +126,36 @@ export function resolveHttpOptions(options: HttpBalancerOptions): {
   const http: ResolvedHttpOptions = {
     connectionsPerShard,
     pipelining,
-    keepAliveTimeoutMs:
-      o.keepAliveTimeoutMs === undefined
-        ? HTTP_DEFAULTS.keepAliveTimeoutMs
-        : duration('keepAliveTimeoutMs', o.keepAliveTimeoutMs, true),
-    headersTimeoutMs:
-      o.headersTimeoutMs === undefined
-        ? HTTP_DEFAULTS.headersTimeoutMs
-        : duration('headersTimeoutMs', o.headersTimeoutMs),
-    bodyTimeoutMs:
-      o.bodyTimeoutMs === undefined
-        ? HTTP_DEFAULTS.bodyTimeoutMs
-        : duration('bodyTimeoutMs', o.bodyTimeoutMs),
-    bodyLimitBytes:
-      o.bodyLimitBytes === undefined
-        ? HTTP_DEFAULTS.bodyLimitBytes
-        : positiveInt('bodyLimitBytes', o.bodyLimitBytes, true),
+    keepAliveTimeoutMs: orDefault(o.keepAliveTimeoutMs, HTTP_DEFAULTS.keepAliveTimeoutMs, (v) =>
+      duration('keepAliveTimeoutMs', v, true),
+    ),
+    headersTimeoutMs: orDefault(o.headersTimeoutMs, HTTP_DEFAULTS.headersTimeoutMs, (v) =>
+      duration('headersTimeoutMs', v),
+    ),
+    bodyTimeoutMs: orDefault(o.bodyTimeoutMs, HTTP_DEFAULTS.bodyTimeoutMs, (v) =>
+      duration('bodyTimeoutMs', v),
+    ),
+    bodyLimitBytes: orDefault(o.bodyLimitBytes, HTTP_DEFAULTS.bodyLimitBytes, (v) =>
+      positiveInt('bodyLimitBytes', v, true),
+    ),
     tls: o.tls === undefined ? undefined : checkTls(o.tls),
     loadHeader: resolveLoadHeader(o.loadHeader),
-    maxRetryAfterMs:
-      o.maxRetryAfterMs === undefined
-        ? HTTP_DEFAULTS.maxRetryAfterMs
-        : duration('maxRetryAfterMs', o.maxRetryAfterMs),
+    maxRetryAfterMs: orDefault(o.maxRetryAfterMs, HTTP_DEFAULTS.maxRetryAfterMs, (v) =>
+      duration('maxRetryAfterMs', v),
+    ),
     warm: o.warm === undefined ? HTTP_DEFAULTS.warm : checkWarm(o.warm, connectionsPerShard),
-    noDelay: o.noDelay === undefined ? HTTP_DEFAULTS.noDelay : bool('noDelay', o.noDelay),
-    keepAliveProbeMs:
-      o.keepAliveProbeMs === undefined
-        ? HTTP_DEFAULTS.keepAliveProbeMs
-        : duration('keepAliveProbeMs', o.keepAliveProbeMs),
-    maxRequestsPerConnection:
-      o.maxRequestsPerConnection === undefined
-        ? HTTP_DEFAULTS.maxRequestsPerConnection
-        : nonNegativeInt('maxRequestsPerConnection', o.maxRequestsPerConnection),
-    maxConnectionAgeMs:
-      o.maxConnectionAgeMs === undefined
-        ? HTTP_DEFAULTS.maxConnectionAgeMs
-        : duration('maxConnectionAgeMs', o.maxConnectionAgeMs),
+    noDelay: orDefault(o.noDelay, HTTP_DEFAULTS.noDelay, (v) => bool('noDelay', v)),
+    keepAliveProbeMs: orDefault(o.keepAliveProbeMs, HTTP_DEFAULTS.keepAliveProbeMs, (v) =>
+      duration('keepAliveProbeMs', v),
+    ),
+    maxRequestsPerConnection: orDefault(
+      o.maxRequestsPerConnection,
+      HTTP_DEFAULTS.maxRequestsPerConnection,
+      (v) => nonNegativeInt('maxRequestsPerConnection', v),
+    ),
+    maxConnectionAgeMs: orDefault(o.maxConnectionAgeMs, HTTP_DEFAULTS.maxConnectionAgeMs, (v) =>
+      duration('maxConnectionAgeMs', v),
+    ),
   };
   const core: BalancerOptions<HttpTarget> & Record<string, unknown> = { ...o, shards };
   // Keep the in-flight cap at what the pool can carry at once, so excess runs wait in the

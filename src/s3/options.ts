@@ -2,7 +2,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { ConfigError } from '../errors.js';
 import type { BalancerOptions } from '../options.js';
 import type { ShardSpec } from '../types.js';
-import { checkKnownKeys, checkObject, duration, positiveInt } from '../validate.js';
+import { checkKnownKeys, checkObject, duration, orDefault, positiveInt } from '../validate.js';
 import type { CreateS3ClientOptions, S3BalancerOptions, S3Target, S3TargetSpec } from './types.js';
 
 const MiB = 1024 * 1024;
@@ -71,22 +71,18 @@ export function resolveS3Options(
     );
   }
   const s3: ResolvedS3Options = {
-    partSizeBytes:
-      o.partSizeBytes === undefined
-        ? S3_DEFAULTS.partSizeBytes
-        : checkPartSize('partSizeBytes', o.partSizeBytes),
-    partConcurrency:
-      o.partConcurrency === undefined
-        ? S3_DEFAULTS.partConcurrency
-        : positiveInt('partConcurrency', o.partConcurrency),
-    defaultRetryAfterMs:
-      o.defaultRetryAfterMs === undefined
-        ? S3_DEFAULTS.defaultRetryAfterMs
-        : duration('defaultRetryAfterMs', o.defaultRetryAfterMs),
-    maxRetryAfterMs:
-      o.maxRetryAfterMs === undefined
-        ? S3_DEFAULTS.maxRetryAfterMs
-        : duration('maxRetryAfterMs', o.maxRetryAfterMs),
+    partSizeBytes: orDefault(o.partSizeBytes, S3_DEFAULTS.partSizeBytes, (v) =>
+      checkPartSize('partSizeBytes', v),
+    ),
+    partConcurrency: orDefault(o.partConcurrency, S3_DEFAULTS.partConcurrency, (v) =>
+      positiveInt('partConcurrency', v),
+    ),
+    defaultRetryAfterMs: orDefault(o.defaultRetryAfterMs, S3_DEFAULTS.defaultRetryAfterMs, (v) =>
+      duration('defaultRetryAfterMs', v),
+    ),
+    maxRetryAfterMs: orDefault(o.maxRetryAfterMs, S3_DEFAULTS.maxRetryAfterMs, (v) =>
+      duration('maxRetryAfterMs', v),
+    ),
   };
   const shards = o.targets.map((spec, i) => toShardSpec(`targets[${i}]`, spec, clientFor));
   checkUniqueIds('targets', shards);
