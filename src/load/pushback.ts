@@ -21,22 +21,8 @@ export class PushBack {
     if (until > this.untilMs) this.untilMs = until;
   }
 
-  get active(): boolean {
-    return this.untilMs > Number.NEGATIVE_INFINITY && this.clock.now() < this.untilMs;
-  }
-
-  /** The penalty to add to load figures now: 0, or `PUSH_BACK_PENALTY`. */
-  get penalty(): number {
-    return this.untilMs === Number.NEGATIVE_INFINITY ? 0 : this.penaltyAt(this.clock.now());
-  }
-
   /** The penalty at time `nowMs`. */
   penaltyAt(nowMs: number): number {
     return nowMs < this.untilMs ? PUSH_BACK_PENALTY : 0;
-  }
-
-  /** True once the shard has ever pushed back (until then no figure needs the clock). */
-  get ever(): boolean {
-    return this.untilMs !== Number.NEGATIVE_INFINITY;
   }
 }

@@ -20,19 +20,9 @@ export class ReportedLoad {
     this.atMs = this.clock.now();
   }
 
-  /** The reported figure while fresh, else 0. */
-  get current(): number {
-    return this.atMs === Number.NEGATIVE_INFINITY ? 0 : this.currentAt(this.clock.now());
-  }
-
   /** The reported figure at time `nowMs`, 0 once stale. */
   currentAt(nowMs: number): number {
     return nowMs - this.atMs < this.ttlMs ? this.value : 0;
-  }
-
-  /** True once the shard has ever reported. */
-  get ever(): boolean {
-    return this.atMs !== Number.NEGATIVE_INFINITY;
   }
 
   /** The last reported figure, if any. */
