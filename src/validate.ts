@@ -23,14 +23,14 @@ export function checkObject(field: string, value: unknown): asserts value is obj
   }
 }
 
+/**
+ * A positive integer. With `allowInfinity`, `Infinity` also passes (no cap); the message keeps
+ * to the common case, as STYLE.md's example has it.
+ */
 export function positiveInt(field: string, value: unknown, allowInfinity = false): number {
   if (allowInfinity && value === Number.POSITIVE_INFINITY) return value;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    throw new ConfigError(
-      field,
-      allowInfinity ? 'must be a positive integer or Infinity' : 'must be a positive integer',
-      value,
-    );
+    throw new ConfigError(field, 'must be a positive integer', value);
   }
   return value;
 }
