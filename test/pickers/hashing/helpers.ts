@@ -1,3 +1,6 @@
+import fc from 'fast-check';
+import { expect } from 'vitest';
+import { consistentHash } from '../../../src/pickers/hashing/index.js';
 import type { Picker, PickRequest, ShardState } from '../../../src/types.js';
 
 /** A plain, mutable ShardState (tests move `inFlight` by hand). */
@@ -87,4 +90,30 @@ export function moves(
     if (!allowed(before[i], after[i])) illegal++;
   }
   return { moved, illegal };
+}
+
+/**
+ * Property: removing any one shard of 2–24 moves exactly the keys it owned, and only those
+ * (shared by the ring and rendezvous suites; Maglev only bounds its movement).
+ */
+export function assertRemovalMovesOnlyOwnedKeys(
+  algorithm: 'ring' | 'rendezvous',
+  ks: readonly string[],
+  seed: number,
+): void {
+  fc.assert(
+    fc.property(fc.integer({ min: 2, max: 24 }), fc.nat(), (n, which) => {
+      const before = shards(n);
+      const gone = `shard-${which % n}`;
+      const picker = consistentHash({ algorithm });
+      picker.rebuild(before);
+      const was = mapping(picker, before, ks);
+      const after = reindexed(before.filter((s) => s.id !== gone));
+      picker.rebuild(after);
+      const { moved, illegal } = moves(was, mapping(picker, after, ks), (from) => from === gone);
+      expect(illegal).toBe(0);
+      expect(moved).toBe(was.filter((id) => id === gone).length);
+    }),
+    { numRuns: 25, seed },
+  );
 }

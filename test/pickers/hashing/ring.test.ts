@@ -1,7 +1,16 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { consistentHash } from '../../../src/pickers/hashing/index.js';
-import { balance, keys, mapping, moves, reindexed, shard, shards } from './helpers.js';
+import {
+  assertRemovalMovesOnlyOwnedKeys,
+  balance,
+  keys,
+  mapping,
+  moves,
+  reindexed,
+  shard,
+  shards,
+} from './helpers.js';
 
 const KEYS = keys(3000);
 
@@ -37,25 +46,7 @@ describe('ring: membership changes (property)', () => {
   });
 
   it('removing a shard only moves the keys it owned', () => {
-    fc.assert(
-      fc.property(fc.integer({ min: 2, max: 24 }), fc.nat(), (n, which) => {
-        const before = shards(n);
-        const gone = `shard-${which % n}`;
-        const picker = consistentHash({ algorithm: 'ring' });
-        picker.rebuild(before);
-        const was = mapping(picker, before, KEYS);
-        const after = reindexed(before.filter((s) => s.id !== gone));
-        picker.rebuild(after);
-        const { moved, illegal } = moves(
-          was,
-          mapping(picker, after, KEYS),
-          (from) => from === gone,
-        );
-        expect(illegal).toBe(0);
-        expect(moved).toBe(was.filter((id) => id === gone).length);
-      }),
-      { numRuns: 25, seed: 2 },
-    );
+    assertRemovalMovesOnlyOwnedKeys('ring', KEYS, 2);
   });
 
   it('raising a weight only moves keys onto that shard', () => {
