@@ -216,6 +216,9 @@ async function interleaved(factories: Record<string, Factory>, total: number) {
 
 const fmt = (n: number, d = 0) =>
   n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
+
+/** req/s, p50 and p99 cells of a result row. */
+const latencyCells = (r: Result) => [fmt(r.rps), fmt(r.p50, 2), fmt(r.p99, 2)];
 const row = (cells: string[]) => console.log(`| ${cells.join(' | ')} |`);
 
 async function main() {
@@ -262,9 +265,7 @@ async function main() {
       const r = t[key]!;
       row([
         names[key],
-        fmt(r.rps),
-        fmt(r.p50, 2),
-        fmt(r.p99, 2),
+        ...latencyCells(r),
         `${fmt(r.rps / t.raw!.rps, 3)}×`,
         `${fmt(r.rps / t.balanced!.rps, 3)}×`,
         fmt(r.cpuUs, 1),
@@ -294,26 +295,20 @@ async function main() {
     row(['one shard 10× slow (10 ms vs 1 ms)', 'req/s', 'p50 ms', 'p99 ms', 'p99 ratio']);
     row(['---', '---:', '---:', '---:', '---']);
     const ew = s.ewma!;
-    row(['shardwise peakEwma', fmt(ew.rps), fmt(ew.p50, 2), fmt(ew.p99, 2), '1']);
+    row(['shardwise peakEwma', ...latencyCells(ew), '1']);
     row([
       'raw undici RR (8 Pools)',
-      fmt(s.raw!.rps),
-      fmt(s.raw!.p50, 2),
-      fmt(s.raw!.p99, 2),
+      ...latencyCells(s.raw!),
       `peakEwma/RR = ${fmt(ew.p99 / s.raw!.p99, 3)} (goal ≤ 0.2)`,
     ]);
     row([
       'undici BalancedPool',
-      fmt(s.balanced!.rps),
-      fmt(s.balanced!.p50, 2),
-      fmt(s.balanced!.p99, 2),
+      ...latencyCells(s.balanced!),
       `peakEwma/BalancedPool = ${fmt(ew.p99 / s.balanced!.p99, 3)} (goal ≤ 0.2)`,
     ]);
     row([
       'shardwise peakEwma, no slow shard',
-      fmt(even.ewma!.rps),
-      fmt(even.ewma!.p50, 2),
-      fmt(even.ewma!.p99, 2),
+      ...latencyCells(even.ewma!),
       `slow/none = ${fmt(ew.p99 / even.ewma!.p99, 3)} (goal ≤ 1.3)`,
     ]);
     console.log('');
@@ -336,18 +331,10 @@ async function main() {
     row(['---', '---:', '---:', '---:', '---:']);
     row([
       'shardwise p2c, keep-alive (pipelining 1)',
-      fmt(k.keep!.rps),
-      fmt(k.keep!.p50, 2),
-      fmt(k.keep!.p99, 2),
+      ...latencyCells(k.keep!),
       `${fmt(k.keep!.rps / k.fresh!.rps, 2)}×`,
     ]);
-    row([
-      'shardwise p2c, new connection (pipelining 0)',
-      fmt(k.fresh!.rps),
-      fmt(k.fresh!.p50, 2),
-      fmt(k.fresh!.p99, 2),
-      '1×',
-    ]);
+    row(['shardwise p2c, new connection (pipelining 0)', ...latencyCells(k.fresh!), '1×']);
     console.log(
       `connections opened during section 3: ${fmt(opened)} (for ${fmt(ROUNDS * 2 * (KA_REQUESTS + 2_000))} requests)`,
     );
