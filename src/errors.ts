@@ -4,6 +4,8 @@
  * class identity.
  */
 
+import { REDACTED, redactText, safeValue, shapeOf } from './redact.js';
+
 const BRAND = Symbol.for('shardwise.error');
 
 export type ShardwiseErrorCode =
@@ -17,6 +19,7 @@ export type ShardwiseErrorCode =
   | 'SHARDWISE_PICKER'
   | 'SHARDWISE_PUSH_BACK'
   | 'SHARDWISE_SHARD_REMOVED'
+  | 'SHARDWISE_SHARD_UNAVAILABLE'
   | 'SHARDWISE_WRITE_FAILED'
   | 'SHARDWISE_HTTP'
   | 'SHARDWISE_S3';
@@ -26,13 +29,18 @@ export interface ShardwiseErrorLike extends Error {
   readonly code: ShardwiseErrorCode;
 }
 
-function brand(error: Error, code: ShardwiseErrorCode, name: string): void {
+/**
+ * Brands an error: its stable `code` (enumerable), its `name`, and the cross-copy brand that
+ * `isShardwiseError` and every error class's `instanceof` check. Transports brand theirs with it.
+ */
+export function brand(error: Error, code: ShardwiseErrorCode, name: string): void {
   Object.defineProperty(error, BRAND, { value: code });
   Object.defineProperty(error, 'code', { value: code, enumerable: true });
   error.name = name;
 }
 
-function hasCode(value: unknown, code: ShardwiseErrorCode): boolean {
+/** True when `value` carries the brand `code` (from any copy of the package). */
+export function hasCode(value: unknown, code: ShardwiseErrorCode): boolean {
   return typeof value === 'object' && value !== null && (value as any)[BRAND] === code;
 }
 
@@ -46,17 +54,19 @@ export function isShardwiseError(
   return typeof own === 'string' && (code === undefined || own === code);
 }
 
-/** Describes a value for an error message: `-1 (number)`, `"x" (string)`, `undefined`. */
+/**
+ * Describes a value for an error message: `-1 (number)`, `"x" (string)`, `undefined`. Strings
+ * lose URL credentials and query strings; objects are described by shape, never by content.
+ */
 export function describe(value: unknown): string {
   if (value === undefined || value === null) return String(value);
-  if (typeof value === 'string') return `${JSON.stringify(value)} (string)`;
+  if (typeof value === 'string') return `${JSON.stringify(redactText(value))} (string)`;
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') {
     return `${String(value)} (${typeof value})`;
   }
   if (typeof value === 'function') return 'a function';
-  if (Array.isArray(value)) return `an array of length ${value.length}`;
-  if (value instanceof Uint8Array) return `a Uint8Array of length ${value.length}`;
-  return `an object (${Object.prototype.toString.call(value).slice(8, -1)})`;
+  if (typeof value === 'symbol') return 'a symbol';
+  return shapeOf(value as object);
 }
 
 /**
@@ -69,23 +79,43 @@ export class ConfigError extends TypeError {
   declare readonly code: 'SHARDWISE_CONFIG';
   /** The option path, e.g. `retry.attempts`. */
   readonly field: string;
-  /** What was given. */
+  /**
+   * What was given, made safe to log: numbers and booleans as they are, strings without URL
+   * credentials or query strings, objects as a description of their shape. With `secret`
+   * (a header, a body), only `"[redacted]"`.
+   */
   readonly value: unknown;
 
-  constructor(field: string, expectation: string, value: unknown, options?: { given?: boolean }) {
+  /**
+   * @param options.given false: the message does not say what was given.
+   * @param options.secret the value may be a credential: neither the message nor `value` holds it.
+   */
+  constructor(
+    field: string,
+    expectation: string,
+    value: unknown,
+    options?: { given?: boolean; secret?: boolean },
+  ) {
+    const secret = options?.secret === true;
     super(
       options?.given === false
         ? `\`${field}\` ${expectation}`
-        : `\`${field}\` ${expectation}, got ${describe(value)}`,
+        : `\`${field}\` ${expectation}, got ${secret ? secretShape(value) : describe(value)}`,
     );
     brand(this, 'SHARDWISE_CONFIG', 'ConfigError');
     this.field = field;
-    this.value = value;
+    this.value = secret ? REDACTED : safeValue(value);
   }
 
   static override [Symbol.hasInstance](value: unknown): boolean {
     return hasCode(value, 'SHARDWISE_CONFIG');
   }
+}
+
+/** The type and size of a value that may be a secret, never its content. */
+function secretShape(value: unknown): string {
+  if (typeof value === 'string') return `a string of length ${value.length}`;
+  return describe(value);
 }
 
 /** No shard could take a run: all removed, none offered by the picker, or none matches a rule. */
@@ -104,9 +134,12 @@ export class NoShardAvailableError extends Error {
 export class QueueFullError extends Error {
   declare readonly code: 'SHARDWISE_QUEUE_FULL';
   readonly maxQueued: number;
-  constructor(maxQueued: number) {
+  /** @param ceiling set when the hard ceiling (10 × `maxQueued`) was hit, whatever `overflow` says. */
+  constructor(maxQueued: number, ceiling?: number) {
     super(
-      `the admission queue is full (maxQueued ${maxQueued}): await balancer.ready() before run(), or use overflow: 'wait'`,
+      ceiling === undefined
+        ? `the admission queue is full (maxQueued ${maxQueued}): await balancer.ready() before run(), or use overflow: 'wait'`
+        : `the admission queue holds ${ceiling} runs, its hard ceiling (10 × maxQueued ${maxQueued}): await balancer.ready() before run() so memory stays bounded`,
     );
     brand(this, 'SHARDWISE_QUEUE_FULL', 'QueueFullError');
     this.maxQueued = maxQueued;
@@ -206,14 +239,56 @@ export class PickerError extends Error {
  */
 export class PushBackError extends Error {
   declare readonly code: 'SHARDWISE_PUSH_BACK';
+  /** How long the shard asked to be spared, ms: finite, ≥ 0, at most 365 days. */
   readonly retryAfterMs: number;
   constructor(retryAfterMs: number, message?: string, options?: { cause?: unknown }) {
+    if (
+      typeof retryAfterMs !== 'number' ||
+      !Number.isFinite(retryAfterMs) ||
+      retryAfterMs < 0 ||
+      retryAfterMs > MAX_PUSH_BACK_MS
+    ) {
+      throw new ConfigError(
+        'retryAfterMs',
+        `must be a finite number of ms from 0 to ${MAX_PUSH_BACK_MS} (365 days)`,
+        retryAfterMs,
+      );
+    }
     super(message ?? `the shard pushed back: retry after ${retryAfterMs} ms`, options);
     brand(this, 'SHARDWISE_PUSH_BACK', 'PushBackError');
     this.retryAfterMs = retryAfterMs;
   }
   static override [Symbol.hasInstance](value: unknown): boolean {
     return hasCode(value, 'SHARDWISE_PUSH_BACK');
+  }
+}
+
+/** The longest push-back a `PushBackError` may ask for (365 days, the longest option duration). */
+const MAX_PUSH_BACK_MS = 365 * 24 * 3_600_000;
+
+/**
+ * A keyed run waited for its home shard (strict affinity) while that shard was ejected or
+ * pushing back, and its `timeoutMs` passed: the record was written nowhere, as strict affinity
+ * promises (Kafka's producer fails a record the same way after its delivery timeout).
+ */
+export class ShardUnavailableError extends Error {
+  declare readonly code: 'SHARDWISE_SHARD_UNAVAILABLE';
+  /** The home shard the run waited for. */
+  readonly shardId: string;
+  /** How long it waited, ms. */
+  readonly waitedMs: number;
+  constructor(shardId: string, waitedMs: number, why: 'ejected' | 'pushback' | 'capped') {
+    super(
+      `the key's home shard "${shardId}" was ${
+        why === 'ejected' ? 'ejected' : why === 'pushback' ? 'pushing back' : 'at its cap'
+      } for ${Math.round(waitedMs)} ms (the run's timeoutMs); with strict affinity a keyed run goes nowhere else — use consistentHash({ affinity: 'spill' }) to let it move`,
+    );
+    brand(this, 'SHARDWISE_SHARD_UNAVAILABLE', 'ShardUnavailableError');
+    this.shardId = shardId;
+    this.waitedMs = waitedMs;
+  }
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return hasCode(value, 'SHARDWISE_SHARD_UNAVAILABLE');
   }
 }
 

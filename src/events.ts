@@ -1,8 +1,26 @@
-import type { Key, ShardState } from './types.js';
+import type { Requirement } from './routing/requirement.js';
+import type { Key } from './types.js';
+
+/**
+ * A shard as events show it: its identity and figures at the moment of the event — never its
+ * `target` (a client, a URL with credentials): payloads carry ids and plain figures only.
+ */
+export interface ShardView {
+  readonly id: string;
+  readonly index: number;
+  readonly weight: number;
+  readonly zone: string | undefined;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly inFlight: number;
+  readonly bytesInFlight: number;
+  readonly limit: number;
+}
 
 /** A shard was chosen for an attempt. */
 export interface PickEvent {
-  shard: ShardState;
+  shardId: string;
+  /** The chosen shard's identity and figures (no target). */
+  shard: ShardView;
   attempt: number;
   key: Key | undefined;
 }
@@ -59,15 +77,44 @@ export interface SaturatedEvent {
   maxQueued: number;
 }
 
-/** Why an attempt went where it went (an audit trail for routing rules). */
+/**
+ * Why an attempt went where it went: `direct` (no tiers; a keyed run on its home), `preferred`
+ * (its first tier), `spill:*` (a later tier), or `displaced:*` — a keyed attempt that did not run
+ * on its key's home shard (`affinity: 'spill'`), because the home was at its cap, ejected, already
+ * tried by this run, or at the bounded-load limit.
+ */
+export type RouteReason =
+  | 'direct'
+  | 'preferred'
+  | 'spill:saturated'
+  | 'spill:unhealthy'
+  | 'displaced:capped'
+  | 'displaced:ejected'
+  | 'displaced:retry'
+  | 'displaced:bounded';
+
+/** Why an attempt went where it went (an audit trail for routing rules and keyed placement). */
 export interface RouteEvent {
   shardId: string;
   attempt: number;
   /** The run's hard rule, if any. */
-  requirement: Readonly<Record<string, string | readonly string[]>> | undefined;
+  requirement: Readonly<Requirement> | undefined;
   /** Index of the `prefer` tier used, or undefined without tiers. */
   tier: number | undefined;
-  reason: 'direct' | 'preferred' | 'spill:saturated' | 'spill:unhealthy';
+  reason: RouteReason;
+  /** Keyed runs: the id of the key's home shard. */
+  home?: string;
+}
+
+/**
+ * A consistent-hashing picker grew its table (`picker.resize()`): `moved` is the fraction of
+ * keys whose shard changed.
+ */
+export interface RehashEvent {
+  picker: string;
+  tableSize: number;
+  previousTableSize: number;
+  moved: number;
 }
 
 /** A shard's adaptive concurrency limit moved. */
@@ -103,6 +150,7 @@ export interface BalancerEvents {
   /** Every admitted run has settled. */
   drained: [];
   limit: [LimitEvent];
+  rehash: [RehashEvent];
   shardAdded: [ShardEvent];
   shardRemoved: [ShardEvent & { drained: boolean }];
 }

@@ -15,6 +15,8 @@ import type { Clock, Picker, RandomSource, ShardSpec } from './types.js';
 import {
   checkKnownKeys,
   checkObject,
+  checkPlainObject,
+  denseArray,
   duration,
   fn,
   oneOf,
@@ -108,7 +110,7 @@ export function resolveOptions(
   options: BalancerOptions<unknown>,
   extraKnown: readonly string[] = [],
 ): ResolvedOptions {
-  checkObject('options', options);
+  checkPlainObject('options', options);
   checkKnownKeys('', options, [...KNOWN, ...extraKnown]);
   const o = options;
   if (o.picker !== undefined) checkPicker(o.picker);
@@ -180,21 +182,29 @@ export function checkPicker(picker: unknown): asserts picker is Picker {
   }
 }
 
+/** The largest shard weight: weights are relative capacities, and past this they overflow rings and sums. */
+export const MAX_WEIGHT = 1_000_000;
+
 /** Checks one shard spec; `field` is its path, e.g. `shards[2]`. */
 export function checkShardSpec(field: string, spec: unknown): asserts spec is ShardSpec<unknown> {
-  checkObject(field, spec);
+  checkPlainObject(field, spec);
   checkKnownKeys(field, spec, ['id', 'target', 'weight', 'zone', 'labels']);
   const s = spec as ShardSpec<unknown>;
   if (typeof s.id !== 'string' || s.id.length === 0) {
     throw new ConfigError(`${field}.id`, 'must be a non-empty string', s.id);
   }
   if (!('target' in s)) throw new ConfigError(`${field}.target`, 'is required', undefined);
-  if (s.weight !== undefined) positiveFinite(`${field}.weight`, s.weight);
+  if (s.weight !== undefined) {
+    positiveFinite(`${field}.weight`, s.weight);
+    if (s.weight > MAX_WEIGHT) {
+      throw new ConfigError(`${field}.weight`, `must be at most ${MAX_WEIGHT}`, s.weight);
+    }
+  }
   if (s.zone !== undefined && typeof s.zone !== 'string') {
     throw new ConfigError(`${field}.zone`, 'must be a string', s.zone);
   }
   if (s.labels !== undefined) {
-    checkObject(`${field}.labels`, s.labels);
+    checkPlainObject(`${field}.labels`, s.labels);
     for (const [name, value] of Object.entries(s.labels)) {
       if (typeof value !== 'string')
         throw new ConfigError(`${field}.labels.${name}`, 'must be a string', value);
@@ -202,19 +212,25 @@ export function checkShardSpec(field: string, spec: unknown): asserts spec is Sh
   }
 }
 
-/** Checks a whole shard list: at least one, each valid, ids unique. */
-export function checkShardList(
+/**
+ * Checks a whole shard list: a dense array of at least one spec, each valid, ids unique. With
+ * `prepare`, each entry is first turned into a core spec (a transport's own spec shape).
+ */
+export function checkShardList<T = unknown>(
   field: string,
   shards: unknown,
-): asserts shards is ShardSpec<unknown>[] {
-  if (!Array.isArray(shards))
-    throw new ConfigError(field, 'must be an array of shard specs', shards);
-  if (shards.length === 0) throw new ConfigError(field, 'must list at least one shard', shards);
+  prepare?: (spec: unknown, field: string) => ShardSpec<T>,
+): ShardSpec<T>[] {
+  const list = denseArray(field, shards, 'shard specs');
+  if (list.length === 0) throw new ConfigError(field, 'must list at least one shard', shards);
   const seen = new Set<string>();
-  shards.forEach((spec, i) => {
-    checkShardSpec(`${field}[${i}]`, spec);
+  return list.map((given, i) => {
+    const at = `${field}[${i}]`;
+    const spec = prepare === undefined ? given : prepare(given, at);
+    checkShardSpec(at, spec);
     if (seen.has(spec.id))
-      throw new ConfigError(`${field}[${i}].id`, 'must be unique, and is used twice', spec.id);
+      throw new ConfigError(`${at}.id`, 'must be unique, and is used twice', spec.id);
     seen.add(spec.id);
+    return spec as ShardSpec<T>;
   });
 }

@@ -4,22 +4,26 @@
  * them.
  */
 import type { AttemptRecord } from './errors.js';
+import type { RouteReason } from './events.js';
 import type { QueueNode } from './queue.js';
 import type { CompiledRequirement, Requirement } from './routing/requirement.js';
 import type { Shard } from './shard.js';
+import type { DisplacementReason } from './stats.js';
 import type { Key, ShardState } from './types.js';
 
 /** What a run's function receives besides the shard. */
 export interface RunContext {
-  /** Aborted when the attempt times out, the caller's signal aborts, or the balancer closes without drain. */
+  /** Aborted when the attempt times out or fails, the caller's signal aborts, or the balancer closes without drain. */
   signal: AbortSignal;
   /** 1 for the first try. */
   attempt: number;
   /**
-   * Calls `listener` once if the attempt is aborted, without creating an `AbortSignal` (a signal
-   * listener costs a transport 15–20 µs a call on Node 20). One listener per attempt.
+   * Calls `listener` once when the attempt is over before the call that registered it finished
+   * (timeout, abort, close, or the attempt settled with this call still running), without
+   * creating an `AbortSignal` (a signal listener costs a transport 15–20 µs a call on Node 20).
+   * Every listener is kept; the returned function removes this one (call it when your call ends).
    */
-  onAbort(listener: (reason: unknown) => void): void;
+  onAbort(listener: (reason: unknown) => void): () => void;
 }
 
 /** The work of a run: talk to `shard.target`, honour `ctx.signal`. */
@@ -46,10 +50,10 @@ export interface RunOptions {
   meta?: unknown;
 }
 
-/** Why an attempt went where it went (see the `route` event). */
-export type RouteReason = 'direct' | 'preferred' | 'spill:saturated' | 'spill:unhealthy';
-
 export type RunState = 'queued' | 'running' | 'backoff' | 'settled';
+
+/** Why a strict keyed run waits at its home shard. */
+export type HomeWait = 'capped' | 'ejected' | 'pushback';
 
 /**
  * What `fn` receives. The `AbortController` behind `signal` is made only when `fn` reads the
@@ -59,7 +63,9 @@ export class AttemptContext implements RunContext {
   #controller: AbortController | undefined;
   #reason: unknown;
   #aborted = false;
+  /** The first listener in a field, the rest in a list: one call per attempt is the common case. */
   #listener: ((reason: unknown) => void) | undefined;
+  #more: ((reason: unknown) => void)[] | undefined;
 
   constructor(readonly attempt: number) {}
 
@@ -71,19 +77,55 @@ export class AttemptContext implements RunContext {
     return this.#controller.signal;
   }
 
-  onAbort(listener: (reason: unknown) => void): void {
-    if (this.#aborted) listener(this.#reason);
-    else this.#listener = listener;
+  onAbort(listener: (reason: unknown) => void): () => void {
+    if (this.#aborted) {
+      listener(this.#reason);
+      return noop;
+    }
+    if (this.#listener === undefined) this.#listener = listener;
+    else if (this.#more === undefined) this.#more = [listener];
+    else this.#more.push(listener);
+    return () => this.#remove(listener);
   }
 
+  /** Aborts the signal (if made) and calls every listener still registered. */
   abort(reason: unknown): void {
     if (this.#aborted) return;
     this.#aborted = true;
     this.#reason = reason;
     this.#controller?.abort(reason);
-    const listener = this.#listener;
+    this.#fire(reason);
+  }
+
+  /**
+   * The attempt succeeded: calls still running from it are stopped through their listeners, but
+   * the signal is left alone (a value the run returns may still be read through it, such as a
+   * fetch `Response` body).
+   */
+  finish(reason: () => unknown): void {
+    if (this.#aborted || this.#listener === undefined) return;
+    this.#aborted = true;
+    this.#reason = reason();
+    this.#fire(this.#reason);
+  }
+
+  #fire(reason: unknown): void {
+    const first = this.#listener;
+    const more = this.#more;
     this.#listener = undefined;
-    listener?.(reason);
+    this.#more = undefined;
+    first?.(reason);
+    if (more !== undefined) for (const listener of more) listener(reason);
+  }
+
+  #remove(listener: (reason: unknown) => void): void {
+    if (this.#listener === listener) {
+      this.#listener = this.#more?.shift();
+      return;
+    }
+    const more = this.#more;
+    const i = more === undefined ? -1 : more.indexOf(listener);
+    if (i >= 0) more!.splice(i, 1);
   }
 }
 
@@ -93,6 +135,8 @@ export class Run<T> implements QueueNode {
   next: QueueNode | undefined = undefined;
   queued = false;
   state: RunState = 'queued';
+  /** Counted in the balancer's waiting figures (queued for a first attempt, or retrying). */
+  waiting = false;
   attempt = 0;
   /** Bumped when an attempt ends, so a late settlement of an old attempt is ignored. */
   token = 0;
@@ -102,12 +146,24 @@ export class Run<T> implements QueueNode {
   attemptStartMs = 0;
   tried: Shard<T>[] | undefined = undefined;
   records: AttemptRecord[] | undefined = undefined;
-  onAbort: (() => void) | undefined = undefined;
   /** When the run last entered the queue (for `spillAfterMs`). */
   queuedAtMs = 0;
-  /** The tier and reason of the pending pick (set by the candidate search). */
+  /** The tier and reason of the pending pick (set by routing). */
   tier = -1;
   reason: RouteReason = 'direct';
+  /** Why the pending keyed attempt does not run on its home (spill affinity), if it does not. */
+  displaced: DisplacementReason | undefined = undefined;
+  /** Keyed runs: the key's home shard, for the membership version `homeVersion`. */
+  home: Shard<T> | undefined = undefined;
+  homeVersion = -1;
+  /** Strict keyed runs: the shard whose wait line holds this run, and why. */
+  waitingAt: Shard<T> | undefined = undefined;
+  waitReason: HomeWait = 'capped';
+  /** Cancels the deadline of a wait for an ejected or pushed-back home. */
+  cancelWait: (() => void) | undefined = undefined;
+  /** When this attempt's wait at its home began (−1: not waiting), and its deadline once armed. */
+  waitSinceMs = -1;
+  waitDeadlineMs = Number.POSITIVE_INFINITY;
 
   constructor(
     readonly fn: RunFn<T, unknown>,
@@ -122,3 +178,5 @@ export class Run<T> implements QueueNode {
     readonly reject: (error: unknown) => void,
   ) {}
 }
+
+function noop(): void {}

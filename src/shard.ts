@@ -1,18 +1,20 @@
+import type { ShardView } from './events.js';
+import { HealthRecord } from './health/record.js';
 import type { ConcurrencyLimit } from './limits/types.js';
 import { PeakEwma } from './load/ewma.js';
+import { FailureRate } from './load/failures.js';
 import { InFlight } from './load/inflight.js';
 import { PushBack } from './load/pushback.js';
 import { ReportedLoad } from './load/reported.js';
+import type { DisplacedCounts } from './stats.js';
 import type { Clock, EwmaOptions, ShardSpec, ShardState } from './types.js';
 
-/** Health of one shard as the outlier detector sees it. */
-export type HealthState = 'healthy' | 'ejected' | 'probing';
-
 /**
- * The balancer's record of one shard: identity, load figures (kept by `load/`), health (kept by
- * `health/`). Pickers see it through the read-only `ShardState` interface. It *is* its in-flight
- * counter (extends `InFlight`) rather than holding one: the count is read on every pick, and a
- * field of the shard itself is one memory load fewer than a field of another object.
+ * The balancer's record of one shard: identity, load figures (kept by `load/`), a health record
+ * (kept by `health/`) and its counters (kept by `stats`). Pickers see it through the read-only
+ * `ShardState` interface. It *is* its in-flight counter (extends `InFlight`) rather than holding
+ * one: the count is read on every pick, and a field of the shard itself is one memory load fewer
+ * than a field of another object.
  */
 export class Shard<T = unknown> extends InFlight implements ShardState<T> {
   readonly id: string;
@@ -28,29 +30,23 @@ export class Shard<T = unknown> extends InFlight implements ShardState<T> {
   readonly ewma: PeakEwma;
   readonly pushBack: PushBack;
   readonly reported: ReportedLoad;
+  readonly failureRate: FailureRate;
+  readonly health = new HealthRecord();
   private readonly clock: Clock;
 
-  health: HealthState = 'healthy';
   /** Index of the first `prefer` tier the shard belongs to (the last tier when none). */
   tier = 0;
   removed = false;
   /**
-   * The shard has pushed back or reported its own load at least once; until then its load is
-   * its in-flight count and no figure needs the clock.
+   * The shard has failed, pushed back or reported its own load at least once; until then its
+   * load is its in-flight count and no figure needs the clock.
    */
   signalled = false;
-  /** Consecutive failures since the last success (outlier detection). */
-  consecutiveFailures = 0;
-  /** Times ejected in all. */
-  ejections = 0;
-  /** Ejections that count for the next ejection's length (reset after a long healthy spell). */
-  ejectionLevel = 0;
-  /** Balancer clock time of the last restoration. */
-  restoredAtMs = Number.NEGATIVE_INFINITY;
-  cancelEjectionTimer: (() => void) | undefined = undefined;
   requests = 0;
   failures = 0;
   successes = 0;
+  /** Keyed attempts whose home this shard was, sent elsewhere (by reason). */
+  readonly displaced: DisplacedCounts = { total: 0, capped: 0, ejected: 0, retry: 0, bounded: 0 };
 
   constructor(
     spec: ShardSpec<T>,
@@ -72,6 +68,7 @@ export class Shard<T = unknown> extends InFlight implements ShardState<T> {
     this.ewma = new PeakEwma(clock, ewma);
     this.pushBack = new PushBack(clock);
     this.reported = new ReportedLoad(clock);
+    this.failureRate = new FailureRate(this.ewma.decayMs);
   }
 
   get inFlight(): number {
@@ -87,21 +84,48 @@ export class Shard<T = unknown> extends InFlight implements ShardState<T> {
   }
 
   get load(): number {
-    // Until a shard has pushed back or reported load, its load is its in-flight count: no clock.
+    // Until a shard has failed, pushed back or reported load, its load is its in-flight count.
     if (!this.signalled) return this.count;
     const now = this.clock.now();
-    return this.count + this.reported.currentAt(now) + this.pushBack.penaltyAt(now);
+    return (
+      (this.count + 1 + this.reported.currentAt(now)) * this.failureRate.factorAt(now) -
+      1 +
+      this.pushBack.penaltyAt(now)
+    );
   }
 
   get cost(): number {
     const now = this.clock.now();
     const rtt = this.ewma.valueAt(now);
     if (!this.signalled) return rtt * (this.count + 1);
-    return rtt * (this.count + 1 + this.reported.currentAt(now)) + this.pushBack.penaltyAt(now);
+    return (
+      rtt * (this.count + 1 + this.reported.currentAt(now)) * this.failureRate.factorAt(now) +
+      this.pushBack.penaltyAt(now)
+    );
   }
 
   get reportedLoad(): number | undefined {
     return this.reported.last;
+  }
+
+  /** The shard as events show it: identity and figures, never its target. */
+  view(): ShardView {
+    const { id, index, weight, zone, labels, limit } = this;
+    return {
+      id,
+      index,
+      weight,
+      zone,
+      labels,
+      inFlight: this.count,
+      bytesInFlight: this.bytes,
+      limit,
+    };
+  }
+
+  /** Below its cap (a probing shard takes one call at a time). */
+  get hasRoom(): boolean {
+    return this.count < (this.health.state === 'probing' ? 1 : this.limit);
   }
 
   /** The shard asked for `ms` of relief (429, SlowDown, Retry-After): its cost rises that long. */
@@ -110,14 +134,21 @@ export class Shard<T = unknown> extends InFlight implements ShardState<T> {
     this.pushBack.hold(ms);
   }
 
+  /** True while the shard's last push-back holds, at time `nowMs`. */
+  pushedBackAt(nowMs: number): boolean {
+    return nowMs < this.pushBack.untilMs;
+  }
+
   /** Feeds the load the shard reported about itself (a transport calls this; pickers never do). */
   reportLoad(value: number): void {
     this.signalled = true;
     this.reported.report(value);
   }
 
-  /** Below its cap (a probing shard takes one call at a time). */
-  get hasRoom(): boolean {
-    return this.count < (this.health === 'probing' ? 1 : this.limit);
+  /** An attempt ended: feeds the failure rate (failures count against the shard's cost). */
+  recordOutcome(failed: boolean, nowMs: number): void {
+    if (failed) this.signalled = true;
+    else if (!this.signalled) return;
+    this.failureRate.record(failed, nowMs);
   }
 }

@@ -24,6 +24,18 @@ export function checkObject(field: string, value: unknown): asserts value is obj
 }
 
 /**
+ * An options bag: a plain object (its prototype `Object.prototype` or null), not a Map, a Date, a
+ * class instance or an array, whose fields would be read as nothing.
+ */
+export function checkPlainObject(field: string, value: unknown): asserts value is object {
+  checkObject(field, value);
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) {
+    throw new ConfigError(field, 'must be a plain object ({ … })', value);
+  }
+}
+
+/**
  * A positive integer. With `allowInfinity`, `Infinity` also passes (no cap); the message keeps
  * to the common case, as STYLE.md's example has it.
  */
@@ -42,19 +54,48 @@ export function nonNegativeInt(field: string, value: unknown): number {
   return value;
 }
 
-/** A duration in ms: finite and ≥ 0 (or > 0 with `positive`). */
+/**
+ * The longest duration any option accepts: 365 days. Longer waits are almost surely a unit
+ * mistake (seconds for ms, a date for a delay); up to it, every wait is honoured exactly (timers
+ * past Node's 2³¹ − 1 ms are chained, see `runtime.ts`).
+ */
+export const MAX_DURATION_MS = 365 * 24 * 3_600_000;
+
+/** A duration in ms: finite, ≥ 0 (or > 0 with `positive`) and at most {@link MAX_DURATION_MS}. */
 export function duration(field: string, value: unknown, positive = false): number {
   if (
     typeof value !== 'number' ||
     !Number.isFinite(value) ||
     value < 0 ||
-    (positive && value === 0)
+    (positive && value === 0) ||
+    value > MAX_DURATION_MS
   ) {
     throw new ConfigError(
       field,
-      positive ? 'must be a positive finite number of ms' : 'must be a finite number of ms ≥ 0',
+      `must be a ${positive ? 'positive' : 'non-negative'} number of ms, at most ${MAX_DURATION_MS} (365 days)`,
       value,
     );
+  }
+  return value;
+}
+
+/**
+ * A dense array: every index from 0 to length − 1 holds a value (a sparse array such as
+ * `[, x]` has holes that `map` and `forEach` skip, and that must not reach deeper code).
+ */
+export function denseArray(field: string, value: unknown, what: string): unknown[] {
+  if (!Array.isArray(value)) throw new ConfigError(field, `must be an array of ${what}`, value);
+  for (let i = 0; i < value.length; i++) {
+    if (!(i in value)) {
+      throw new ConfigError(
+        `${field}[${i}]`,
+        `is a hole in the array: list ${what} densely`,
+        undefined,
+        {
+          given: false,
+        },
+      );
+    }
   }
   return value;
 }

@@ -215,10 +215,11 @@ async function pushAll(
   balancer.on('success', ({ shardId }) => {
     perShard.set(shardId, (perShard.get(shardId) ?? 0) + 1);
   });
-  balancer.on('pick', ({ shard }) => {
+  balancer.on('pick', ({ shardId }) => {
     if (!slowPhase) return;
     slowTotal++;
-    if ((shard.target as { origin: string }).origin === slowOrigin) slowSent++;
+    // With `origins`, a shard's id is its origin.
+    if (shardId === slowOrigin) slowSent++;
   });
   const started = systemClock.now();
   let lastDraw = started;

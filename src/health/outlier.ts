@@ -1,50 +1,60 @@
-import type { Shard } from '../shard.js';
 import type { Clock } from '../types.js';
 import type { ResolvedHealthOptions } from './options.js';
+import type { HealthRecord } from './record.js';
+
+/** A shard as the detector sees it: its health record, and whether it left the membership. */
+export interface HealthSubject {
+  readonly health: HealthRecord;
+  readonly removed: boolean;
+}
 
 /** What the detector tells its host (the balancer) about. */
-export interface OutlierHost {
+export interface OutlierHost<S extends HealthSubject> {
   readonly clock: Clock;
   /** The live membership. */
-  members(): readonly Shard[];
+  members(): readonly S[];
   /** A shard's health changed: recompute who can be offered, emit events. */
-  healthChanged(shard: Shard, change: 'eject' | 'probe' | 'restore', durationMs: number): void;
+  healthChanged(shard: S, change: 'eject' | 'probe' | 'restore', durationMs: number): void;
 }
 
 /**
- * Passive outlier ejection (Envoy's consecutive-5xx detector). `consecutiveFailures` failures in a
- * row eject a shard for `baseEjectionMs × level` (capped at `maxEjectionMs`), where the level is
- * how often it was ejected without a long healthy spell between. When the time is up the shard is
- * let back for one probe call: a success restores it, a failure ejects it again, longer. At most
- * `maxEjectedPercent` of shards (always at least one) are ejected at once.
+ * Passive outlier ejection, with Envoy's two detectors: consecutive failures
+ * (`consecutiveFailures` in a row) and failure percentage (`failurePercent` of at least
+ * `failureMinRequests` attempts within `failureWindowMs`). An ejection lasts
+ * `baseEjectionMs × level` (capped at `maxEjectionMs`), where the level is how often the shard was
+ * ejected without a long healthy spell between. When the time is up the shard is let back for one
+ * probe call: a success restores it, a failure ejects it again, longer. At most
+ * `max(1, floor(n × maxEjectedPercent / 100))` shards are ejected at once.
  *
- * The detector only changes `Shard.health`; the balancer filters the candidates, so no picker
- * knows about health (grpc-js: health is a decorator around a picker).
+ * The detector only changes health records; the candidate set filters, so no picker knows about
+ * health (grpc-js: outlier detection decorates a child picker).
  */
-export class OutlierDetector {
-  private readonly options: ResolvedHealthOptions;
-  private readonly host: OutlierHost;
+export class OutlierDetector<S extends HealthSubject> {
+  constructor(
+    private readonly options: ResolvedHealthOptions,
+    private readonly host: OutlierHost<S>,
+  ) {}
 
-  constructor(options: ResolvedHealthOptions, host: OutlierHost) {
-    this.options = options;
-    this.host = host;
-  }
-
-  onSuccess(shard: Shard): void {
-    shard.consecutiveFailures = 0;
-    if (shard.health === 'probing') {
-      shard.health = 'healthy';
-      shard.restoredAtMs = this.host.clock.now();
+  onSuccess(shard: S): void {
+    const health = shard.health;
+    health.consecutiveFailures = 0;
+    this.count(health, false);
+    if (health.state === 'probing') {
+      health.state = 'healthy';
+      health.restoredAtMs = this.host.clock.now();
       this.host.healthChanged(shard, 'restore', 0);
     }
   }
 
-  onFailure(shard: Shard): void {
-    shard.consecutiveFailures++;
-    if (shard.removed || shard.health === 'ejected') return;
+  onFailure(shard: S): void {
+    const health = shard.health;
+    health.consecutiveFailures++;
+    const rateTripped = this.count(health, true);
+    if (shard.removed || health.state === 'ejected') return;
     if (
-      shard.health === 'probing' ||
-      shard.consecutiveFailures >= this.options.consecutiveFailures
+      health.state === 'probing' ||
+      health.consecutiveFailures >= this.options.consecutiveFailures ||
+      rateTripped
     ) {
       this.tryEject(shard);
     }
@@ -58,7 +68,7 @@ export class OutlierDetector {
 
   ejectedCount(): number {
     let count = 0;
-    for (const shard of this.host.members()) if (shard.health === 'ejected') count++;
+    for (const shard of this.host.members()) if (shard.health.state === 'ejected') count++;
     return count;
   }
 
@@ -70,46 +80,69 @@ export class OutlierDetector {
     return (healthy * 100) / members.length < this.options.panicThreshold;
   }
 
-  private tryEject(shard: Shard): void {
-    if (this.ejectedCount() >= this.maxEjected()) {
-      // At the cap: a probing shard that failed stays on probation rather than at full traffic.
-      return;
+  /** Forgets a shard's timers (removed from membership). */
+  forget(shard: S): void {
+    shard.health.cancelTimer?.();
+    shard.health.cancelTimer = undefined;
+  }
+
+  /**
+   * Counts an attempt in the shard's failure-rate window (a fixed window, restarted when it
+   * ends); true when the failure percentage trips.
+   */
+  private count(health: HealthRecord, failed: boolean): boolean {
+    const o = this.options;
+    if (o.failurePercent === Number.POSITIVE_INFINITY) return false;
+    const now = this.host.clock.now();
+    if (now - health.windowStartMs >= o.failureWindowMs) {
+      health.windowStartMs = now;
+      health.windowRequests = 0;
+      health.windowFailures = 0;
     }
+    health.windowRequests++;
+    if (failed) health.windowFailures++;
+    return (
+      failed &&
+      health.windowRequests >= o.failureMinRequests &&
+      health.windowFailures * 100 >= o.failurePercent * health.windowRequests
+    );
+  }
+
+  private tryEject(shard: S): void {
+    // At the cap: a probing shard that failed stays on probation rather than at full traffic.
+    if (this.ejectedCount() >= this.maxEjected()) return;
+    const health = shard.health;
     const now = this.host.clock.now();
     // A long healthy spell since the last restoration forgives earlier ejections; a failed probe
     // (or a shard never restored) keeps its level, so each ejection lasts longer.
     if (
-      shard.health !== 'probing' &&
-      Number.isFinite(shard.restoredAtMs) &&
-      now - shard.restoredAtMs > this.options.maxEjectionMs
+      health.state !== 'probing' &&
+      Number.isFinite(health.restoredAtMs) &&
+      now - health.restoredAtMs > this.options.maxEjectionMs
     ) {
-      shard.ejectionLevel = 0;
+      health.level = 0;
     }
-    shard.ejectionLevel++;
-    shard.ejections++;
-    shard.health = 'ejected';
+    health.level++;
+    health.ejections++;
+    health.state = 'ejected';
+    // The window restarts after an ejection: the failures that caused it are paid for.
+    health.windowStartMs = Number.NEGATIVE_INFINITY;
     const durationMs = Math.min(
-      this.options.baseEjectionMs * shard.ejectionLevel,
+      this.options.baseEjectionMs * health.level,
       this.options.maxEjectionMs,
     );
-    shard.cancelEjectionTimer?.();
-    shard.cancelEjectionTimer = this.host.clock.setTimer(
+    health.cancelTimer?.();
+    health.cancelTimer = this.host.clock.setTimer(
       () => {
-        shard.cancelEjectionTimer = undefined;
-        if (shard.removed || shard.health !== 'ejected') return;
-        shard.health = 'probing';
-        shard.consecutiveFailures = 0;
+        health.cancelTimer = undefined;
+        if (shard.removed || health.state !== 'ejected') return;
+        health.state = 'probing';
+        health.consecutiveFailures = 0;
         this.host.healthChanged(shard, 'probe', 0);
       },
       durationMs,
       true,
     );
     this.host.healthChanged(shard, 'eject', durationMs);
-  }
-
-  /** Forgets a shard's timers (removed from membership). */
-  forget(shard: Shard): void {
-    shard.cancelEjectionTimer?.();
-    shard.cancelEjectionTimer = undefined;
   }
 }

@@ -1,6 +1,5 @@
-import { PushBackError } from '../errors.js';
 import { CONNECT_ERROR_CODES } from '../health/retry.js';
-import { parseRetryAfter } from '../health/retry-after.js';
+import { adviseMs, pushBackError } from '../transport/push-back.js';
 import { HttpError, pathWithoutQuery } from './errors.js';
 
 /** Where a status is being judged. */
@@ -11,6 +10,8 @@ export interface ExchangeInfo {
   maxRetryAfterMs: number;
   defaultRetryAfterMs: number;
   wallClock: () => number;
+  /** The request's secret values, scrubbed from any excerpt of the response. */
+  secrets: readonly string[];
 }
 
 /**
@@ -30,16 +31,18 @@ export function statusError(
 ): Error | undefined {
   if (statusCode < 400) return undefined;
   if (statusCode === 429 || statusCode === 503) {
-    let ms = parseRetryAfter(headers['retry-after'], info.wallClock);
-    if (ms === undefined && statusCode === 429) ms = info.defaultRetryAfterMs;
+    const ms = adviseMs({
+      retryAfter: headers['retry-after'],
+      fallbackMs: statusCode === 429 ? info.defaultRetryAfterMs : undefined,
+      maxMs: info.maxRetryAfterMs,
+      wallClock: info.wallClock,
+    });
     if (ms !== undefined) {
-      ms = Math.min(ms, info.maxRetryAfterMs);
-      const error = new PushBackError(
+      return pushBackError(
         ms,
         `shard "${info.shardId}" answered ${info.method} ${pathWithoutQuery(info.path)} with HTTP ${statusCode}: retry after ${ms} ms`,
+        { statusCode },
       );
-      Object.defineProperty(error, 'statusCode', { value: statusCode, enumerable: true });
-      return error;
     }
   }
   return new HttpError({
@@ -49,6 +52,7 @@ export function statusError(
     path: info.path,
     body,
     retryable: statusCode >= 500,
+    secrets: info.secrets,
   });
 }
 

@@ -5,7 +5,9 @@
  * string of the path.
  */
 
-const BRAND = Symbol.for('shardwise.error');
+import { brand, hasCode } from '../errors.js';
+import { redactText, scrub } from '../redact.js';
+
 const BODY_TOO_LARGE = Symbol.for('shardwise.http.bodyTooLarge');
 
 /** Longest response-body excerpt an `HttpError` keeps, in bytes. */
@@ -22,12 +24,8 @@ export interface HttpErrorDetails {
   body?: Uint8Array | undefined;
   /** Worth another shard: true for 5xx, false for 4xx. */
   retryable: boolean;
-}
-
-function brand(error: Error, name: string): void {
-  Object.defineProperty(error, BRAND, { value: 'SHARDWISE_HTTP' });
-  Object.defineProperty(error, 'code', { value: 'SHARDWISE_HTTP', enumerable: true });
-  error.name = name;
+  /** Secret values of the request (credentials, tokens) to scrub from the excerpt. */
+  secrets?: readonly string[] | undefined;
 }
 
 /** The path without its query string or fragment (tokens travel there). */
@@ -36,12 +34,16 @@ export function pathWithoutQuery(path: string): string {
   return q === -1 ? path : path.slice(0, q);
 }
 
-/** A bounded, printable excerpt of a response body. */
-export function excerptOf(body: Uint8Array | undefined): string {
+/**
+ * A bounded, printable excerpt of a response body, with the request's known secrets scrubbed (a
+ * shard may echo the request: a 401 page quoting the Authorization header) and URLs redacted.
+ */
+export function excerptOf(body: Uint8Array | undefined, secrets: readonly string[] = []): string {
   if (body === undefined || body.length === 0) return '';
   const cut = body.length > EXCERPT_BYTES ? body.subarray(0, EXCERPT_BYTES) : body;
   // A cut through a multi-byte character decodes to U+FFFD: harmless in an excerpt.
-  return Buffer.from(cut.buffer, cut.byteOffset, cut.byteLength).toString('utf8');
+  const text = Buffer.from(cut.buffer, cut.byteOffset, cut.byteLength).toString('utf8');
+  return redactText(scrub(text, secrets));
 }
 
 /**
@@ -67,14 +69,14 @@ export class HttpError extends Error {
 
   constructor(details: HttpErrorDetails, message?: string) {
     const path = pathWithoutQuery(details.path);
-    const excerpt = excerptOf(details.body);
+    const excerpt = excerptOf(details.body, details.secrets);
     super(
       message ??
         `shard "${details.shardId}" answered ${details.method} ${path} with HTTP ${details.statusCode}${
           excerpt === '' ? '' : `: ${oneLine(excerpt)}`
         }`,
     );
-    brand(this, 'HttpError');
+    brand(this, 'SHARDWISE_HTTP', 'HttpError');
     this.statusCode = details.statusCode;
     this.shardId = details.shardId;
     this.method = details.method;
@@ -84,11 +86,7 @@ export class HttpError extends Error {
   }
 
   static override [Symbol.hasInstance](value: unknown): boolean {
-    return (
-      typeof value === 'object' &&
-      value !== null &&
-      (value as Record<symbol, unknown>)[BRAND] === 'SHARDWISE_HTTP'
-    );
+    return hasCode(value, 'SHARDWISE_HTTP');
   }
 }
 

@@ -4,7 +4,7 @@
  * Imports the core; the core never imports it.
  */
 
-export { parseRetryAfter } from '../health/retry-after.js';
+export { parseRetryAfter } from '../transport/retry-after.js';
 export { createHttpBalancer, HttpBalancer } from './balancer.js';
 export type { WarmResult } from './connector.js';
 export { BodyTooLargeError, HttpError } from './errors.js';

@@ -29,6 +29,11 @@ export const HTTP_DEFAULTS = {
   keepAliveProbeMs: 30_000,
   maxRequestsPerConnection: 0,
   maxConnectionAgeMs: 300_000,
+  /**
+   * Bound on one attempt, ms, unless `timeoutMs` says otherwise: a shard that trickles its answer
+   * (a byte now and then keeps `bodyTimeoutMs` from firing) cannot hold a run longer than this.
+   */
+  timeoutMs: 60_000,
 } as const;
 
 /** Option names the transport adds to the core's (the core rejects every other unknown name). */
@@ -157,7 +162,11 @@ export function resolveHttpOptions(options: HttpBalancerOptions): {
       duration('maxConnectionAgeMs', v),
     ),
   };
+  if (http.tls !== undefined)
+    for (let i = 0; i < shards.length; i++)
+      checkTlsOrigin(`${o.origins !== undefined ? 'origins' : 'shards'}[${i}]`, shards[i]!.target);
   const core: BalancerOptions<HttpTarget> & Record<string, unknown> = { ...o, shards };
+  if (core.timeoutMs === undefined) core.timeoutMs = HTTP_DEFAULTS.timeoutMs;
   // Keep the in-flight cap at what the pool can carry at once, so excess runs wait in the
   // balancer (where the next free shard is picked) rather than in one shard's pool queue.
   if (core.maxInFlightPerShard === undefined) {
@@ -188,12 +197,30 @@ function resolveLoadHeader(value: unknown): string | undefined {
   return value.toLowerCase();
 }
 
-/** A core shard spec from an HTTP one (target normalised to a frozen `{ origin }`). */
-export function toShardSpec(field: string, spec: unknown): ShardSpec<HttpTarget> {
+/**
+ * `tls` applies to https: origins only; with an http: origin the traffic would go in plaintext
+ * while the user believes it encrypted.
+ */
+function checkTlsOrigin(field: string, target: HttpTarget): void {
+  if (target.origin.startsWith('http:')) {
+    throw new ConfigError(
+      field,
+      'is an http: origin, but `tls` is set: TLS applies to https: origins only, and this traffic would go in plaintext; use https:',
+      target.origin,
+    );
+  }
+}
+
+/**
+ * A core shard spec from an HTTP one (target normalised to a frozen `{ origin }`). With `tls`
+ * set, an http: origin is refused.
+ */
+export function toShardSpec(field: string, spec: unknown, tls = false): ShardSpec<HttpTarget> {
   checkObject(field, spec);
   checkKnownKeys(field, spec, ['id', 'target', 'weight', 'zone', 'labels']);
   const s = spec as HttpShardSpec;
   const target = toTarget(`${field}.target`, s.target);
+  if (tls) checkTlsOrigin(`${field}.target`, target);
   const out: ShardSpec<HttpTarget> = { id: s.id, target };
   if (s.weight !== undefined) out.weight = s.weight;
   if (s.zone !== undefined) out.zone = s.zone;

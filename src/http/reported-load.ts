@@ -1,19 +1,9 @@
 import type { ShardState } from '../types.js';
 
 /**
- * Server-reported load (a response header such as `x-shard-load: 12`) handed to the core.
- *
- * The core's pickers read `load` and `cost` only. When the core's `Shard` offers a
- * `reportLoad(value)` method (the proposed hook), the figure goes there and is folded into
- * `load`/`cost`; until then it is kept here, visible in `stats()` as `reportedLoad`, without
- * affecting picks. A `WeakMap` so a removed shard's figure goes with it.
+ * Server-reported load: a response header such as `x-shard-load: 12`, parsed here and handed to
+ * the balancer (`reportLoad`), which folds it into the shard's `load` and `cost` while fresh.
  */
-const reported = new WeakMap<ShardState, number>();
-
-interface LoadSink {
-  reportLoad?: (value: number) => void;
-  readonly reportedLoad?: number;
-}
 
 /** Parses a load header: a finite number ≥ 0, else undefined (ignored). */
 export function parseLoadHeader(value: string | string[] | undefined): number | undefined {
@@ -23,18 +13,10 @@ export function parseLoadHeader(value: string | string[] | undefined): number | 
   return Number.isFinite(n) && n >= 0 ? n : undefined;
 }
 
-/** Feeds a shard's server-reported load (the one place the transport writes a load figure). */
+/**
+ * Feeds a shard's server-reported load, for a custom transport holding the `ShardState` its
+ * `send` was given (the same as `balancer.reportLoad(shard, value)`).
+ */
 export function feedReportedLoad(shard: ShardState, value: number): void {
-  const sink = shard as unknown as LoadSink;
-  if (typeof sink.reportLoad === 'function') sink.reportLoad(value);
-  else reported.set(shard, value);
-}
-
-/** The last load a shard reported, or undefined if it never did. */
-export function reportedLoadOf(shard: ShardState): number | undefined {
-  const sink = shard as unknown as LoadSink;
-  if (typeof sink.reportLoad === 'function' && typeof sink.reportedLoad === 'number') {
-    return sink.reportedLoad;
-  }
-  return reported.get(shard);
+  (shard as ShardState & { reportLoad(value: number): void }).reportLoad(value);
 }

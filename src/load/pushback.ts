@@ -8,7 +8,7 @@ export const PUSH_BACK_PENALTY = 1e9;
 
 /** Remembers until when a shard asked to be spared (429, SlowDown, Retry-After). */
 export class PushBack {
-  private untilMs = Number.NEGATIVE_INFINITY;
+  private until = Number.NEGATIVE_INFINITY;
   private readonly clock: Clock;
 
   constructor(clock: Clock) {
@@ -18,11 +18,16 @@ export class PushBack {
   /** The shard asked for `ms` of relief from now; the later of two requests wins. */
   hold(ms: number): void {
     const until = this.clock.now() + ms;
-    if (until > this.untilMs) this.untilMs = until;
+    if (until > this.until) this.until = until;
+  }
+
+  /** Balancer clock time until which the shard asked to be spared (−Infinity: never). */
+  get untilMs(): number {
+    return this.until;
   }
 
   /** The penalty at time `nowMs`. */
   penaltyAt(nowMs: number): number {
-    return nowMs < this.untilMs ? PUSH_BACK_PENALTY : 0;
+    return nowMs < this.until ? PUSH_BACK_PENALTY : 0;
   }
 }

@@ -20,7 +20,6 @@ import { S3Error } from './errors.js';
 import { multipartUpload } from './multipart.js';
 import {
   checkPartSize,
-  checkUniqueIds,
   type ResolvedS3Options,
   resolveS3Options,
   S3_LIMITS,
@@ -84,27 +83,41 @@ interface UploadJob extends ObjectJob {
  * const { shardId, etag } = await s3.putObject({ key: 'rows/0001.jsonl', body: rows });
  * await s3.close();
  */
-export class S3Balancer extends Balancer<S3Target> {
+export class S3Balancer extends Balancer<S3Target, S3TargetSpec | ShardSpec<S3Target>> {
   readonly #s3: ResolvedS3Options;
-  /** Clients this balancer built from target options (destroyed on close), by options object. */
-  readonly #owned: Map<CreateS3ClientOptions, S3Client>;
   /** AbortMultipartUpload calls of failed uploads still in flight. */
-  readonly #cleanups = new Set<Promise<void>>();
+  readonly #cleanups: Set<Promise<void>>;
 
   constructor(options: S3BalancerOptions) {
+    // Clients this balancer builds from target options (destroyed on close), by options object.
     const owned = new Map<CreateS3ClientOptions, S3Client>();
+    const cleanups = new Set<Promise<void>>();
+    const clientFor = ownedClientFor(owned);
     let s3: ResolvedS3Options;
     try {
-      const resolved = resolveS3Options(options, ownedClientFor(owned));
+      const resolved = resolveS3Options(options, clientFor);
       s3 = resolved.s3;
-      super(resolved.core, S3_OPTION_KEYS);
+      super(resolved.core, {
+        knownOptions: S3_OPTION_KEYS,
+        hooks: {
+          prepare: (spec, field) => toShardSpec(field, spec, clientFor),
+          // A target whose client, bucket and prefix are unchanged keeps its load figures.
+          sameTarget: (a, b) =>
+            a.client === b.client && a.bucket === b.bucket && a.prefix === b.prefix,
+          closed: async () => {
+            await Promise.all(cleanups);
+            for (const client of owned.values()) client.destroy();
+            owned.clear();
+          },
+        },
+      });
     } catch (error) {
       // Invalid options: the clients built from target options so far are not handed out.
       for (const client of owned.values()) client.destroy();
       throw error;
     }
     this.#s3 = s3;
-    this.#owned = owned;
+    this.#cleanups = cleanups;
   }
 
   /**
@@ -161,7 +174,7 @@ export class S3Balancer extends Balancer<S3Target> {
         request.partConcurrency === undefined
           ? this.#s3.partConcurrency
           : positiveInt('request.partConcurrency', request.partConcurrency);
-      const known = base.body.bytes?.byteLength;
+      const known = base.body.bytes;
       if (known !== undefined && Math.ceil(known / partSizeBytes) > S3_LIMITS.maxParts) {
         throw new ConfigError(
           'request.partSizeBytes',
@@ -177,53 +190,10 @@ export class S3Balancer extends Balancer<S3Target> {
     return this.run((shard, ctx) => this.#upload(shard, ctx, job), runOptions);
   }
 
-  // ——— membership: targets may be given as S3 target specs ———
-
-  /** Adds a target (`{ id?, client, bucket, prefix? }`, or a core spec whose target is an `S3Target`). */
-  override addShard(spec: S3TargetSpec | ShardSpec<S3Target>): void {
-    super.addShard(toShardSpec('shard', spec, ownedClientFor(this.#owned)));
-  }
-
-  /**
-   * Makes the membership exactly `specs` (diffed by id; a target whose client, bucket and prefix
-   * are unchanged keeps its load figures). Clients built from options are destroyed on `close()`.
-   */
-  override setShards(specs: Array<S3TargetSpec | ShardSpec<S3Target>>): Promise<void> {
-    if (!Array.isArray(specs)) return super.setShards(specs);
-    const current = new Map(this.shards.map((s) => [s.id, s.target]));
-    const core = specs.map((spec, i) => {
-      const next = toShardSpec(`shards[${i}]`, spec, ownedClientFor(this.#owned));
-      const old = current.get(next.id);
-      if (
-        old !== undefined &&
-        old.client === next.target.client &&
-        old.bucket === next.target.bucket &&
-        old.prefix === next.target.prefix
-      ) {
-        next.target = old;
-      }
-      return next;
-    });
-    checkUniqueIds('shards', core);
-    return super.setShards(core);
-  }
-
-  /**
-   * Stops admitting; with `drain` (default true) waits for every admitted run. Then waits for
-   * the aborts of failed multipart uploads and destroys the clients the balancer built itself
-   * (never a client you passed in).
-   */
-  override async close(options: { drain?: boolean } = {}): Promise<void> {
-    await super.close(options);
-    await Promise.all(this.#cleanups);
-    for (const client of this.#owned.values()) client.destroy();
-    this.#owned.clear();
-  }
-
   // ——— internals ———
 
   #runOptions(request: S3PutRequest | S3UploadRequest, job: ObjectJob): RunOptions {
-    const known = job.body.bytes?.byteLength ?? job.contentLength;
+    const known = job.body.bytes ?? job.contentLength;
     return {
       key: request.routingKey ?? request.key,
       signal: request.signal,

@@ -1,72 +1,37 @@
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { ConfigError } from '../errors.js';
-import { isAsyncIterable, isReadable } from '../guards.js';
-import type { S3Body, S3BodyValue } from './types.js';
+import { bodyOfAttempt, type Replayable, replayable } from '../transport/body.js';
+import type { S3Body } from './types.js';
 
-/** How an object body is sent: once (a stream) or on every attempt (bytes, text, a factory). */
-export interface PreparedBody {
-  /** Bytes, re-sent as they are on a retry. */
-  bytes: Uint8Array | undefined;
-  /** Builds a fresh body per attempt. */
-  factory: (() => S3BodyValue) | undefined;
-  /** A one-shot stream: sent once; a retry finds it consumed. */
-  stream: Readable | undefined;
-  /** Set once an attempt handed the stream to the SDK. */
-  streamSent: boolean;
-}
+export { streamConsumed } from '../transport/body.js';
+/** How an object body is sent across attempts (the transports' shared replayable body). */
+export type PreparedBody = Replayable;
 
 /** What one attempt sends: bytes (length known) or a stream. */
 export type AttemptBody = Uint8Array | Readable;
 
-/** Sorts a body into its kind, or throws a `ConfigError` naming `field`. */
+/** Sorts a body into its kind, or throws a `ConfigError` naming `field`. An object needs a body. */
 export function prepareBody(field: string, body: S3Body): PreparedBody {
-  if (typeof body === 'function') {
-    return { bytes: undefined, factory: body, stream: undefined, streamSent: false };
-  }
-  const value = toAttemptBody(field, body);
-  if (value instanceof Uint8Array) {
-    return { bytes: value, factory: undefined, stream: undefined, streamSent: false };
-  }
-  return { bytes: undefined, factory: undefined, stream: value, streamSent: false };
+  const prepared = body === null ? undefined : replayable(body);
+  if (prepared === undefined) throw invalid(field, body);
+  if (typeof prepared.value === 'string') prepared.value = Buffer.from(prepared.value, 'utf8');
+  return prepared;
 }
 
 /** The body of one attempt: the bytes again, a fresh value from the factory, or the stream once. */
 export function attemptBody(field: string, body: PreparedBody): AttemptBody {
-  if (body.bytes !== undefined) return body.bytes;
-  if (body.factory !== undefined) return toAttemptBody(`${field}()`, body.factory());
-  const stream = body.stream!;
-  if (body.streamSent && !untouched(stream)) {
-    throw new ConfigError(
-      field,
-      'is a one-shot stream that an earlier attempt consumed; pass a function returning a fresh body to make the put replayable',
-      undefined,
-      { given: false },
-    );
-  }
-  body.streamSent = true;
-  return stream;
-}
-
-/** True when the body is a one-shot stream that an attempt has started to read. */
-export function streamConsumed(body: PreparedBody): boolean {
-  return body.stream !== undefined && body.streamSent && !untouched(body.stream);
-}
-
-function toAttemptBody(field: string, value: unknown): AttemptBody {
+  const value = bodyOfAttempt(field, body, 'put');
   if (typeof value === 'string') return Buffer.from(value, 'utf8');
-  if (value instanceof Uint8Array) return value;
-  if (isReadable(value)) return value;
-  if (isAsyncIterable(value)) return Readable.from(value);
-  throw new ConfigError(
+  if (value === null) throw invalid(`${field}()`, value);
+  return value;
+}
+
+function invalid(field: string, value: unknown): ConfigError {
+  return new ConfigError(
     field,
     'must be a string, a Uint8Array, a Readable, an async iterable, or a function returning one',
     value,
   );
-}
-
-/** True when a stream may still be sent whole: nothing read, not destroyed. */
-function untouched(stream: Readable): boolean {
-  return !stream.destroyed && !stream.readableDidRead && !stream.readableEnded;
 }
 
 /** One part of a multipart upload. */

@@ -1,6 +1,6 @@
-import { PushBackError } from '../errors.js';
 import { CONNECT_ERROR_CODES } from '../health/retry.js';
-import { parseRetryAfter } from '../health/retry-after.js';
+import { reduceError } from '../redact.js';
+import { adviseMs, pushBackError } from '../transport/push-back.js';
 import { S3Error } from './errors.js';
 
 /** Where an S3 error is being judged. */
@@ -76,7 +76,7 @@ export function classifyS3Error(error: unknown, info: S3CallInfo): unknown {
       s3Code: code,
       retryable: true,
       notSent: CONNECT_ERROR_CODES.has(code),
-      cause: error,
+      cause: reduceError(error),
     });
   }
   const throttled =
@@ -84,20 +84,20 @@ export function classifyS3Error(error: unknown, info: S3CallInfo): unknown {
     (s3Code !== undefined && THROTTLE_CODES.has(s3Code)) ||
     (status === 503 && retryAfterOf(e) !== undefined);
   if (throttled) {
-    let ms = parseRetryAfter(retryAfterOf(e), info.wallClock) ?? info.defaultRetryAfterMs;
-    ms = Math.min(ms, info.maxRetryAfterMs);
-    const pushBack = new PushBackError(
+    const ms = adviseMs({
+      retryAfter: retryAfterOf(e),
+      fallbackMs: info.defaultRetryAfterMs,
+      maxMs: info.maxRetryAfterMs,
+      wallClock: info.wallClock,
+    })!;
+    return pushBackError(
       ms,
       `S3 ${info.operation} to bucket "${info.bucket}" on shard "${info.shardId}" was pushed back (${
         s3Code ?? 'HTTP'
       } ${status}): retry after ${ms} ms`,
-      { cause: error },
+      { statusCode: status, s3Code },
+      reduceError(error),
     );
-    Object.defineProperty(pushBack, 'statusCode', { value: status, enumerable: true });
-    if (s3Code !== undefined) {
-      Object.defineProperty(pushBack, 's3Code', { value: s3Code, enumerable: true });
-    }
-    return pushBack;
   }
   const clientFault =
     status >= 400 && status < 500 && !(s3Code !== undefined && RETRYABLE_4XX.has(s3Code));
@@ -107,7 +107,7 @@ export function classifyS3Error(error: unknown, info: S3CallInfo): unknown {
     s3Code,
     requestId: typeof e.$metadata?.requestId === 'string' ? e.$metadata.requestId : undefined,
     retryable: !clientFault,
-    cause: error,
+    cause: reduceError(error),
   });
 }
 

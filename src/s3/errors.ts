@@ -4,7 +4,7 @@
  * copy of the package. They never hold credentials, request headers or bodies.
  */
 
-const BRAND = Symbol.for('shardwise.error');
+import { brand, hasCode } from '../errors.js';
 
 /** What an `S3Error` is told about the failed call. */
 export interface S3ErrorDetails {
@@ -52,9 +52,7 @@ export class S3Error extends Error {
 
   constructor(details: S3ErrorDetails, message?: string) {
     super(message ?? describeFailure(details), { cause: details.cause });
-    Object.defineProperty(this, BRAND, { value: 'SHARDWISE_S3' });
-    Object.defineProperty(this, 'code', { value: 'SHARDWISE_S3', enumerable: true });
-    this.name = 'S3Error';
+    brand(this, 'SHARDWISE_S3', 'S3Error');
     this.operation = details.operation;
     this.shardId = details.shardId;
     this.bucket = details.bucket;
@@ -73,11 +71,7 @@ export class S3Error extends Error {
 
 /** True for an {@link S3Error} from any copy of the package. */
 export function isS3Error(value: unknown): value is S3Error {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    (value as Record<symbol, unknown>)[BRAND] === 'SHARDWISE_S3'
-  );
+  return hasCode(value, 'SHARDWISE_S3');
 }
 
 function describeFailure(d: S3ErrorDetails): string {

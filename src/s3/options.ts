@@ -2,7 +2,14 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { ConfigError } from '../errors.js';
 import type { BalancerOptions } from '../options.js';
 import type { ShardSpec } from '../types.js';
-import { checkKnownKeys, checkObject, duration, orDefault, positiveInt } from '../validate.js';
+import {
+  checkKnownKeys,
+  checkObject,
+  denseArray,
+  duration,
+  orDefault,
+  positiveInt,
+} from '../validate.js';
 import type { CreateS3ClientOptions, S3BalancerOptions, S3Target, S3TargetSpec } from './types.js';
 
 const MiB = 1024 * 1024;
@@ -13,6 +20,8 @@ export const S3_DEFAULTS = {
   partConcurrency: 4,
   defaultRetryAfterMs: 1_000,
   maxRetryAfterMs: 60_000,
+  /** Bound on one attempt, ms, unless `timeoutMs` says otherwise (a trickling target cannot hang a run). */
+  timeoutMs: 60_000,
 } as const;
 
 /** S3's own limits on multipart uploads. */
@@ -84,10 +93,13 @@ export function resolveS3Options(
       duration('maxRetryAfterMs', v),
     ),
   };
-  const shards = o.targets.map((spec, i) => toShardSpec(`targets[${i}]`, spec, clientFor));
+  const shards = denseArray('targets', o.targets, '{ client, bucket, prefix? } targets').map(
+    (spec, i) => toShardSpec(`targets[${i}]`, spec, clientFor),
+  );
   checkUniqueIds('targets', shards);
   const { targets: _targets, ...rest } = o;
   const core: BalancerOptions<S3Target> = { ...rest, shards };
+  if (core.timeoutMs === undefined) core.timeoutMs = S3_DEFAULTS.timeoutMs;
   return { core, s3 };
 }
 

@@ -644,8 +644,12 @@ describe('stats', () => {
       spills: initial.spills,
       budgetExhausted: initial.budgetExhausted,
       panic: initial.panic,
+      retrying: initial.retrying,
+      displaced: initial.displaced,
       shards: initial.shards,
     }).toEqual({
+      retrying: 0,
+      displaced: { total: 0, capped: 0, ejected: 0, retry: 0, bounded: 0 },
       queued: 0,
       inFlight: 0,
       completed: 0,
@@ -664,6 +668,7 @@ describe('stats', () => {
           ejected: false,
           ejections: 0,
           limit: 2,
+          displaced: { total: 0, capped: 0, ejected: 0, retry: 0, bounded: 0 },
         },
         {
           id: 'b',
@@ -674,6 +679,7 @@ describe('stats', () => {
           ejected: false,
           ejections: 0,
           limit: 2,
+          displaced: { total: 0, capped: 0, ejected: 0, retry: 0, bounded: 0 },
         },
       ],
     });
@@ -700,7 +706,17 @@ describe('stats', () => {
       expect(stats).toHaveProperty(field);
     }
     expect(Object.keys(stats.shards[0]!).sort()).toEqual(
-      ['ejected', 'ejections', 'ewmaMs', 'failures', 'id', 'inFlight', 'limit', 'requests'].sort(),
+      [
+        'displaced',
+        'ejected',
+        'ejections',
+        'ewmaMs',
+        'failures',
+        'id',
+        'inFlight',
+        'limit',
+        'requests',
+      ].sort(),
     );
   });
 

@@ -425,7 +425,7 @@ describe('retry budget', () => {
 });
 
 describe('push-back', () => {
-  it('makes the retry wait at least retryAfterMs and raises the shard’s cost for that time', async () => {
+  it('a retry on another shard waits only its backoff; the pushed-back shard costs more for the advised time', async () => {
     const { clock, balancer } = make({ picker: roundRobin() }, ['a', 'b']);
     const retries: RetryEvent[] = [];
     const picks: { id: string; at: number }[] = [];
@@ -440,24 +440,57 @@ describe('push-back', () => {
     await tick(clock, 10);
     const a = () => balancer.shards[0]!;
     expect(retries).toHaveLength(1);
-    expect(retries[0]!.delayMs).toBe(500); // the backoff (< 50 ms) is raised to the advice
+    // b does not push back: the retry waits the backoff (full jitter under 50 ms), not the 500 ms
+    expect(retries[0]!.delayMs).toBeLessThan(50);
     expect(a().cost).toBeGreaterThanOrEqual(1e9);
     expect(a().load).toBeGreaterThanOrEqual(1e9);
-    await tick(clock, 499);
-    expect(picks).toEqual([{ id: 'a', at: 0 }]);
-    await tick(clock, 1);
+    await tick(clock, 50);
     expect(picks).toEqual([
       { id: 'a', at: 0 },
-      { id: 'b', at: 510 },
+      { id: 'b', at: 10 + retries[0]!.delayMs },
     ]);
     await tick(clock, 10);
     expect(await run).toBe('done on b');
+    await tick(clock, 500);
     // the window (until 10 + 500) is over: figures are normal again
     expect(a().cost).toBeLessThan(1e9);
     expect(a().cost).toBe(a().rttMs * (a().inFlight + 1));
     expect(a().load).toBe(0);
     // not a health failure
     expect(balancer.stats().shards[0]).toMatchObject({ failures: 0, ejected: false });
+  });
+
+  it('a retry waits for push-back only when every shard it may use pushes back, and never past timeoutMs', async () => {
+    const { clock, balancer } = make({ picker: roundRobin() }, ['a', 'b']);
+    const retries: RetryEvent[] = [];
+    balancer.on('retry', (e) => retries.push(e));
+    // Both shards push back: b for 300 ms, a for 800 ms; the retry waits for b's to end.
+    const waits = balancer.run(
+      (shard, ctx) =>
+        ctx.attempt === 1
+          ? failAfter(clock, 10, new PushBackError(800))
+          : resolveAfter(clock, 5, `done on ${shard.id}`),
+      { timeoutMs: 1_000 },
+    );
+    balancer.shards[1]!; // b
+    const b = balancer.shards.find((s) => s.id === 'b')!;
+    (b as unknown as { holdPushBack(ms: number): void }).holdPushBack(300);
+    await tick(clock, 10);
+    expect(retries).toHaveLength(1);
+    expect(retries[0]!.delayMs).toBe(290); // b's push-back ends at 300
+    await tick(clock, 300);
+    expect(await waits).toBe('done on b');
+    // A wait longer than the run's timeoutMs settles the run at once, with every attempt.
+    const { clock: c2, balancer: b2 } = make({ picker: roundRobin(), retry: { attempts: 3 } }, [
+      'a',
+    ]);
+    const outcome = track(
+      b2.run(() => failAfter(c2, 10, new PushBackError(60_000)), { timeoutMs: 5_000 }),
+    );
+    await tick(c2, 10);
+    expect(outcome.settled).toBe(true);
+    expect(outcome.error).toBeInstanceOf(RetriesExhaustedError);
+    expect((outcome.error as Error).message).toContain('longer than its timeoutMs');
   });
 
   it('the cost stays raised during the window, and a pushed-back shard is avoided by p2c', async () => {

@@ -5,15 +5,13 @@ import type { Picker } from '../../src/types.js';
 import { runAll, startServers, type TestServer } from './servers.js';
 
 /**
- * One shard 10× slower (20 ms vs 2 ms). Caps are set high (32 per shard) so they never bind:
- * the share is the picker's doing, not the in-flight cap's.
- *
- * Bound for Peak EWMA: at concurrency 32 the three fast shards hold ~10 calls each, cost
- * ≈ 2–3 ms × 11 ≈ 25–35; the slow shard costs ≈ 21 ms × (k + 1), so it wins a pair only while it
- * holds 0–1 calls: ~1 in flight ≈ 50 req/s against ~3,000 req/s per fast shard — about 1–2 %.
- * We assert < 10 %, a margin of 5× for timer noise on a loaded machine.
+ * One shard 10× slower (20 ms vs 2 ms), on real sockets. What holds however busy the machine
+ * is: every request is answered exactly once, the shards' counts add up, round robin's turns are
+ * exact. The share the slow shard gets under Peak EWMA depends on timing, so it is asserted on
+ * the simulator's virtual time (test/pickers/slow-shard.test.ts) and measured on real sockets by
+ * `npm run bench` (bench/http-throughput.bench.ts, "one shard 10× slow").
  */
-describe('a slow shard', () => {
+describe('a slow shard, on real sockets', () => {
   let servers: TestServer[] = [];
   beforeAll(async () => {
     servers = await startServers(4, (_req, res, _body, server) => {
@@ -25,29 +23,31 @@ describe('a slow shard', () => {
     await Promise.all(servers.map((s) => s.close()));
   });
 
-  async function share(picker: Picker): Promise<number[]> {
+  async function counts(picker: Picker): Promise<{ counts: number[]; ok: number }> {
     for (const s of servers) s.requests = 0;
     const http = createHttpBalancer({
       origins: servers.map((s) => s.origin),
       picker,
       connectionsPerShard: 32,
     });
+    let ok = 0;
     await runAll(2_000, 32, async () => {
-      await http.request({ path: '/' });
+      const res = await http.request({ path: '/' });
+      if (res.statusCode === 200) ok++;
     });
     await http.close();
-    const total = servers.reduce((n, s) => n + s.requests, 0);
-    expect(total).toBe(2_000);
-    return servers.map((s) => s.requests / total);
+    return { counts: servers.map((s) => s.requests), ok };
   }
 
-  it('gets a small share under peakEwma (< 10 %)', async () => {
-    const shares = await share(peakEwma());
-    expect(shares[3]).toBeLessThan(0.1);
+  it('under peakEwma every request is answered once, and the shards’ counts add up', async () => {
+    const { counts: c, ok } = await counts(peakEwma());
+    expect(ok).toBe(2_000);
+    expect(c.reduce((a, b) => a + b, 0)).toBe(2_000);
   });
 
-  it('gets its 25 % ± 1 % under round robin', async () => {
-    const shares = await share(roundRobin());
-    for (const s of shares) expect(Math.abs(s - 0.25)).toBeLessThanOrEqual(0.01);
+  it('under round robin each shard gets exactly its turn (500 each)', async () => {
+    const { counts: c, ok } = await counts(roundRobin());
+    expect(ok).toBe(2_000);
+    expect(c).toEqual([500, 500, 500, 500]);
   });
 });

@@ -58,6 +58,7 @@ describe('routing rules are never broken', () => {
   it('no attempt reaches a shard outside its rule (100 000 runs, random failures and changes)', async () => {
     let totalRuns = 0;
     let totalAttempts = 0;
+    let totalRetries = 0;
     let totalViolations = 0;
     await fc.assert(
       fc.asyncProperty(scenario, async (s) => {
@@ -141,13 +142,15 @@ describe('routing rules are never broken', () => {
         }
         totalRuns += settled;
         totalAttempts += attempts;
+        totalRetries += balancer.stats().retries;
         totalViolations += violations;
         return settled === 5_000 && violations === 0;
       }),
       { numRuns: 20, seed: 20261130 },
     );
     expect(totalRuns).toBe(100_000);
-    expect(totalAttempts).toBeGreaterThan(100_000); // retries happened
+    expect(totalAttempts).toBeGreaterThan(50_000);
+    expect(totalRetries).toBeGreaterThan(1_000); // retries happened
     expect(totalViolations).toBe(0);
   });
 });

@@ -37,7 +37,13 @@ describe('classifyS3Error', () => {
     const mapped = classifyS3Error(error, info);
     expect(mapped).toBeInstanceOf(PushBackError);
     expect((mapped as PushBackError).retryAfterMs).toBe(2_000);
-    expect((mapped as PushBackError).cause).toBe(error);
+    // The SDK error is reduced to its identity: no raw request or response stays reachable.
+    const cause = (mapped as PushBackError).cause as Error & Record<string, unknown>;
+    expect(cause).toBeInstanceOf(Error);
+    expect(cause.name).toBe('SlowDown');
+    expect(cause.statusCode).toBe(503);
+    expect(cause).not.toHaveProperty('$response');
+    expect(cause).not.toHaveProperty('$metadata');
     expect((mapped as Error).message).toContain('"ingest-eu"');
     expect(mapped).toMatchObject({ statusCode: 503, s3Code: 'SlowDown' });
   });

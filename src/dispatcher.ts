@@ -1,0 +1,498 @@
+/**
+ * The life of a run: admission (or a wait, with backpressure), the queue pump, the start and end
+ * of each attempt, retries after their backoff, and settlement — exactly once. Where an attempt
+ * goes is routing's answer (`routing/`), what it teaches is feedback's (`feedback.ts`), whether
+ * it is retried is the retry policy's (`retry-policy.ts`); this file carries them out.
+ */
+import type { EventEmitter } from 'eventemitter3';
+import { announceAttempt } from './announce.js';
+import {
+  BalancerClosedError,
+  ConfigError,
+  QueueFullError,
+  ShardUnavailableError,
+  TimeoutError,
+} from './errors.js';
+import type { BalancerEvents } from './events.js';
+import type { Feedback } from './feedback.js';
+import type { RetryBudget } from './health/budget.js';
+import type { ResolvedRetryOptions } from './health/retry.js';
+import type { Membership } from './membership.js';
+import type { ResolvedOptions } from './options.js';
+import { decideRetry, finalError, noteFailure } from './retry-policy.js';
+import type { CandidateSet } from './routing/candidates.js';
+import type { CompiledRequirement, Requirement } from './routing/requirement.js';
+import { PARK, type Route, type Router, WAIT } from './routing/router.js';
+import { AttemptContext, Run, type RunFn, type RunOptions } from './run.js';
+import { readRunOptions, runSettings } from './run-options.js';
+import { Shard } from './shard.js';
+import { SignalWatch } from './signals.js';
+import type { Figures } from './stats.js';
+import type { Clock, RandomSource } from './types.js';
+import { deferred, WaitingRoom } from './waiting-room.js';
+
+/** Runs with rules the queue scan may step over to find one that fits. */
+const MAX_SKIPPED = 64;
+const RESOLVED = Promise.resolve();
+
+/** The rooms a dispatcher works with (the balancer builds them). */
+export interface DispatcherParts<T> {
+  events: EventEmitter<BalancerEvents>;
+  clock: Clock;
+  random: RandomSource;
+  options: ResolvedOptions;
+  membership: Membership<T, never>;
+  candidates: CandidateSet<T>;
+  router: Router<T>;
+  feedback: Feedback<T>;
+  retry: ResolvedRetryOptions | false;
+  budget: RetryBudget | undefined;
+  figures: Figures;
+  policy: ((meta: unknown) => Requirement | undefined) | undefined;
+}
+
+export class Dispatcher<T> {
+  readonly #parts: DispatcherParts<T>;
+  readonly #events: EventEmitter<BalancerEvents>;
+  readonly #clock: Clock;
+  readonly #options: ResolvedOptions;
+  readonly #candidates: CandidateSet<T>;
+  readonly #router: Router<T>;
+  readonly #figures: Figures;
+  readonly #waiting: WaitingRoom<T>;
+  readonly #signals = new SignalWatch<Run<T>>((run, reason) => this.#abortRun(run, reason));
+  /** Runs that started an attempt and have not settled (running or backing off). */
+  readonly #active = new Set<Run<T>>();
+  readonly #settings = runSettings();
+  #inFlight = 0;
+  #pending = 0;
+  #closed = false;
+  #drainWait: { promise: Promise<void>; resolve: () => void } | undefined;
+
+  constructor(parts: DispatcherParts<T>) {
+    this.#parts = parts;
+    this.#events = parts.events;
+    this.#clock = parts.clock;
+    this.#options = parts.options;
+    this.#candidates = parts.candidates;
+    this.#router = parts.router;
+    this.#figures = parts.figures;
+    this.#waiting = new WaitingRoom<T>(parts.options.maxQueued, parts.events, {
+      clock: parts.clock,
+      expired: (run, waitedMs) => {
+        const error = new ShardUnavailableError(run.waitingAt!.id, waitedMs, run.waitReason);
+        this.#settle(run, false, error);
+        this.#waiting.shrank();
+      },
+      serve: (shard) => this.#serve(shard),
+    });
+  }
+
+  /** The live figures `stats()` adds to the counters. */
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+  get queued(): number {
+    return this.#waiting.queued;
+  }
+  get retrying(): number {
+    return this.#waiting.retrying;
+  }
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Ends every running attempt on a shard removed without drain. */
+  abortAttempts(shard: Shard<T>, error: unknown): void {
+    for (const run of [...this.#active]) {
+      if (run.shard === shard && run.state === 'running')
+        this.#endAttempt(run, run.token, false, error, true);
+    }
+  }
+
+  /** The membership changed: keys may have new homes, so waiting keyed runs are routed again. */
+  membershipChanged(): void {
+    const waiting = this.#waiting.lines.takeAll();
+    const now = this.#clock.now();
+    for (let i = waiting.length - 1; i >= 0; i--) this.#waiting.enqueue(waiting[i]!, true, now);
+    this.wake();
+  }
+
+  /** A shard was ejected: keyed runs waiting for it now wait against their deadline. */
+  ejected(shard: Shard<T>): void {
+    this.#waiting.lines.ejected(shard);
+  }
+
+  /** Health, membership or a timer changed what may be offered: every line, then the queue. */
+  wake(): void {
+    const lines = this.#waiting.lines;
+    if (lines.size > 0) for (const shard of lines.shards()) this.#serve(shard);
+    this.#pump();
+  }
+
+  /**
+   * Runs `fn` on a shard the picker chooses, when a slot is free. Resolves with `fn`'s value, or
+   * rejects once with: the caller's abort reason, `TimeoutError`, `QueueFullError`,
+   * `BalancerClosedError`, `ShardUnavailableError` (a keyed run's home stayed unavailable), the
+   * error itself (not retried), or `RetriesExhaustedError` with every attempt.
+   */
+  run<R>(fn: RunFn<T, R>, options?: RunOptions): Promise<R> {
+    if (typeof fn !== 'function')
+      return Promise.reject(new ConfigError('fn', 'must be a function', fn));
+    const o = this.#settings;
+    let rule: CompiledRequirement | undefined;
+    try {
+      readRunOptions(options, this.#options.timeoutMs, o);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    // Read before any user code (a policy) could start another run and reuse the settings.
+    const { key, signal, timeoutMs, idempotent, bytes, require, meta } = o;
+    try {
+      if (require !== undefined) rule = this.#candidates.rule('require', require);
+      else if (this.#parts.policy !== undefined) {
+        const derived = this.#parts.policy(meta);
+        if (derived !== undefined) rule = this.#candidates.rule('policy(meta)', derived);
+      }
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (this.#closed) return Promise.reject(new BalancerClosedError());
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    const waiting = this.#waiting;
+    if (waiting.queued >= waiting.ceiling)
+      return Promise.reject(new QueueFullError(this.#options.maxQueued, waiting.ceiling));
+    const queueFirst = waiting.queue.size > 0;
+    if (
+      queueFirst &&
+      this.#options.overflow === 'reject' &&
+      waiting.queued >= this.#options.maxQueued
+    ) {
+      return Promise.reject(new QueueFullError(this.#options.maxQueued));
+    }
+    return new Promise<R>((resolve, reject) => {
+      const run = new Run<T>(
+        fn as RunFn<T, unknown>,
+        key,
+        signal,
+        timeoutMs,
+        idempotent,
+        bytes,
+        rule,
+        this.#clock.now(),
+        resolve as (value: unknown) => void,
+        reject,
+      );
+      this.#pending++;
+      this.#parts.budget?.deposit();
+      if (signal !== undefined) this.#signals.add(signal, run);
+      // Fast path: nothing waits ahead of this run, so route it at once.
+      if (!queueFirst && this.#inFlight < this.#options.maxInFlight) {
+        if (this.#route(run)) return;
+      }
+      if (this.#options.overflow === 'reject' && waiting.queued >= this.#options.maxQueued) {
+        this.#settle(run, false, new QueueFullError(this.#options.maxQueued));
+        return;
+      }
+      waiting.enqueue(run, false, this.#clock.now());
+      // Runs held back by a rule or a tier do not block the others: this one may fit now.
+      if (this.#candidates.tiers !== undefined || waiting.queue.head!.requirement !== undefined)
+        this.#pump();
+    });
+  }
+
+  /** Resolves when a new `run` would not queue past `maxQueued` (like a stream's `'drain'`). */
+  ready(): Promise<void> {
+    return this.#waiting.ready(!this.#closed);
+  }
+
+  /** Resolves when every admitted run has settled. */
+  drain(): Promise<void> {
+    if (this.#pending === 0) return RESOLVED;
+    this.#drainWait ??= deferred();
+    return this.#drainWait.promise;
+  }
+
+  /**
+   * Stops admitting; with `drain`, waits for every admitted run (aborting what still runs after
+   * `timeoutMs`); without, settles queued runs and aborts running ones.
+   */
+  async close(drain: boolean, timeoutMs: number): Promise<void> {
+    this.#closed = true;
+    this.#waiting.shrank(true);
+    if (!drain) this.#abortAll('the balancer was closed without drain before this run finished');
+    else if (timeoutMs !== Number.POSITIVE_INFINITY && this.#pending > 0) {
+      const cancel = this.#clock.setTimer(
+        () =>
+          this.#abortAll(
+            `the balancer's close({ timeoutMs: ${timeoutMs} }) ran out before this run finished`,
+          ),
+        timeoutMs,
+      );
+      await this.drain();
+      cancel();
+    }
+    await this.drain();
+  }
+
+  // ——— the queue ———
+
+  /**
+   * Routes `run`'s next attempt and acts on it: starts it, puts it in its home's line, or settles
+   * it with the routing error. False when it must wait in the queue.
+   */
+  #route(run: Run<T>): boolean {
+    const now = this.#clock.now();
+    const route: Route<T> = this.#router.route(run, now);
+    if (route === WAIT) return false;
+    if (route === PARK) {
+      this.#waiting.park(run, run.home!);
+    } else if (route instanceof Shard) {
+      this.#waiting.leave(run);
+      this.#waiting.count(run, -1);
+      this.#start(run, route, now);
+    } else {
+      this.#settle(run, false, route);
+    }
+    return true;
+  }
+
+  /**
+   * Starts queued runs while slots are free, in arrival order. A run that cannot be placed stops
+   * the scan — unless it has a rule or waits for a tier, when the runs behind it (which may go
+   * elsewhere) are tried too, up to a bounded number.
+   */
+  #pump(): void {
+    let node = this.#waiting.queue.head;
+    let skipped = 0;
+    while (node !== undefined && this.#inFlight < this.#options.maxInFlight) {
+      const run = node;
+      node = run.next as Run<T> | undefined;
+      if (this.#route(run)) continue;
+      if (
+        (run.requirement === undefined && this.#candidates.tiers === undefined) ||
+        ++skipped > MAX_SKIPPED
+      )
+        break;
+    }
+    this.#waiting.shrank();
+  }
+
+  /** Starts the runs waiting in `shard`'s line while it can take them. */
+  #serve(shard: Shard<T>): void {
+    const now = this.#clock.now();
+    const lines = this.#waiting.lines;
+    for (
+      let run = lines.head(shard);
+      run !== undefined &&
+      this.#inFlight < this.#options.maxInFlight &&
+      this.#router.canTake(shard, now);
+      run = lines.head(shard)
+    ) {
+      lines.leave(run);
+      if (!this.#route(run)) this.#waiting.enqueue(run, true, now); // no home now: the queue
+    }
+    this.#waiting.shrank();
+  }
+
+  // ——— the life of a run ———
+
+  #start(run: Run<T>, shard: Shard<T>, now: number): void {
+    const wasAvailable = this.#candidates.available(shard);
+    run.state = 'running';
+    run.attempt++;
+    run.shard = shard;
+    this.#active.add(run);
+    this.#inFlight++;
+    shard.start(run.bytes);
+    this.#candidates.update(shard, wasAvailable);
+    const ctx = new AttemptContext(run.attempt);
+    run.ctx = ctx;
+    run.attemptStartMs = now;
+    run.waitSinceMs = -1;
+    run.waitDeadlineMs = Number.POSITIVE_INFINITY;
+    const token = run.token;
+    if (run.timeoutMs !== Number.POSITIVE_INFINITY) {
+      run.cancelTimer = this.#clock.setTimer(() => {
+        run.cancelTimer = undefined;
+        this.#endAttempt(run, token, false, new TimeoutError(run.timeoutMs, shard.id), true);
+      }, run.timeoutMs);
+    }
+    this.#figures.attempt(shard, run.tier, run.bytes);
+    if (run.displaced !== undefined) this.#figures.displace(run.home!, run.displaced);
+    announceAttempt(this.#events, run, shard);
+    let promise: Promise<unknown>;
+    try {
+      promise = run.fn(shard, ctx);
+    } catch (error) {
+      promise = Promise.reject(error);
+    }
+    Promise.resolve(promise).then(
+      (value) => this.#endAttempt(run, token, true, value, false),
+      (error) => this.#endAttempt(run, token, false, error, false),
+    );
+  }
+
+  /**
+   * Ends the current attempt of `run` (once: `token` guards against the late settlement of an
+   * attempt that already timed out or was aborted), frees its slot, feeds load and health, and
+   * settles or retries. Calls still running from the attempt are stopped.
+   */
+  #endAttempt(run: Run<T>, token: number, ok: boolean, result: unknown, abort: boolean): void {
+    if (run.token !== token || run.state !== 'running') return;
+    run.token++;
+    run.cancelTimer?.();
+    run.cancelTimer = undefined;
+    if (ok) run.ctx!.finish(attemptOver);
+    else run.ctx!.abort(abort ? result : attemptOver());
+    run.ctx = undefined;
+    const shard = run.shard!;
+    const now = this.#clock.now();
+    const latencyMs = now - run.attemptStartMs;
+    const feedback = this.#parts.feedback;
+    const retryable = ok || feedback.retryable(result);
+    // Availability before the limit moves: the slot count and the limit change together.
+    const wasAvailable = this.#candidates.available(shard);
+    feedback.sample(shard, latencyMs, !ok && feedback.drops(result, retryable));
+    this.#release(shard, run.bytes, wasAvailable);
+    if (ok) {
+      feedback.succeeded(shard, latencyMs, now);
+      if (this.#events.listenerCount('success') > 0)
+        this.#events.emit('success', { shardId: shard.id, attempt: run.attempt, latencyMs });
+      this.#settle(run, true, result);
+    } else {
+      feedback.failed(shard, result, retryable, latencyMs, now);
+      this.#attemptFailed(run, shard, result, retryable, latencyMs, now);
+    }
+    this.#serve(shard);
+    this.#pump();
+  }
+
+  /** Frees an attempt's slot (`wasAvailable`: the shard's availability before the attempt ended). */
+  #release(shard: Shard<T>, bytes: number, wasAvailable: boolean): void {
+    this.#inFlight--;
+    shard.end(bytes);
+    this.#candidates.update(shard, wasAvailable);
+    if (shard.removed && shard.inFlight === 0) this.#parts.membership.released(shard);
+  }
+
+  /** Retries a failed attempt after its backoff, or settles the run (`retry-policy.ts` decides). */
+  #attemptFailed(
+    run: Run<T>,
+    shard: Shard<T>,
+    error: unknown,
+    retryable: boolean,
+    latencyMs: number,
+    now: number,
+  ): void {
+    noteFailure(run, shard, error, now);
+    const decision = decideRetry(
+      {
+        retryable,
+        error,
+        attempt: run.attempt,
+        idempotent: run.idempotent,
+        aborted: run.signal?.aborted === true,
+        // A strict keyed run waits for its home's push-back in the home's line, to its deadline.
+        pushBackWaitMs:
+          this.#router.strict && run.key !== undefined
+            ? 0
+            : this.#candidates.pushBackWait(run, now),
+        timeoutMs: run.timeoutMs,
+      },
+      this.#parts.retry,
+      this.#parts.budget,
+      this.#parts.random,
+    );
+    if (this.#events.listenerCount('failure') > 0) {
+      const { id: shardId } = shard;
+      this.#events.emit('failure', {
+        shardId,
+        attempt: run.attempt,
+        latencyMs,
+        error,
+        willRetry: decision.retry,
+      });
+    }
+    if (!decision.retry) {
+      if (decision.budgetRefused === true) this.#figures.budgetExhausted++;
+      this.#settle(run, false, finalError(run, error, decision.reason, decision.exhausted));
+      return;
+    }
+    const delayMs = decision.delayMs;
+    this.#figures.retries++;
+    if (this.#events.listenerCount('retry') > 0)
+      this.#events.emit('retry', { shardId: shard.id, attempt: run.attempt + 1, delayMs, error });
+    run.state = 'backoff';
+    run.shard = undefined;
+    this.#waiting.count(run, 1);
+    if (delayMs <= 0) {
+      this.#waiting.enqueue(run, true, now);
+      return;
+    }
+    run.cancelTimer = this.#clock.setTimer(() => {
+      run.cancelTimer = undefined;
+      if (run.state !== 'backoff') return;
+      this.#waiting.enqueue(run, true, this.#clock.now());
+      this.#pump();
+    }, delayMs);
+  }
+
+  /** The caller's signal aborted, or the balancer closed without drain: settle with `reason`. */
+  #abortRun(run: Run<T>, reason: unknown): void {
+    if (run.state === 'running') {
+      const shard = run.shard!;
+      run.token++;
+      run.cancelTimer?.();
+      run.cancelTimer = undefined;
+      run.ctx?.abort(reason);
+      run.ctx = undefined;
+      this.#release(shard, run.bytes, this.#candidates.available(shard));
+      this.#settle(run, false, reason);
+      this.#serve(shard);
+      this.#pump();
+    } else if (run.state === 'queued' || run.state === 'backoff') {
+      this.#settle(run, false, reason);
+      this.#waiting.shrank();
+    }
+  }
+
+  #abortAll(message: string): void {
+    const error = new BalancerClosedError(message);
+    for (const run of this.#waiting.everyone()) this.#settle(run, false, error);
+    for (const run of [...this.#active]) this.#abortRun(run, error);
+  }
+
+  /** Settles a run exactly once and updates the figures. */
+  #settle(run: Run<T>, ok: boolean, value: unknown): void {
+    if (run.state === 'settled') return;
+    this.#waiting.leave(run);
+    this.#waiting.count(run, -1);
+    run.cancelTimer?.();
+    run.cancelTimer = undefined;
+    run.state = 'settled';
+    run.shard = undefined;
+    this.#active.delete(run);
+    if (run.signal !== undefined) this.#signals.remove(run.signal, run);
+    if (ok) {
+      this.#figures.completed++;
+      run.resolve(value);
+    } else {
+      this.#figures.failed++;
+      run.reject(value);
+    }
+    if (--this.#pending === 0) {
+      const wait = this.#drainWait;
+      this.#drainWait = undefined;
+      wait?.resolve();
+      if (this.#events.listenerCount('drained') > 0) this.#events.emit('drained');
+    }
+  }
+}
+
+/** The reason calls still running from an attempt that ended are stopped with. */
+function attemptOver(): Error {
+  const error = new Error('the attempt ended before this call finished');
+  error.name = 'AbortError';
+  return error;
+}

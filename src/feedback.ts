@@ -1,0 +1,86 @@
+/**
+ * What an ended attempt teaches: its latency and outcome feed the shard's load figures (`load/`),
+ * its adaptive limit (`limits/`) and its health record (`health/`). The balancer measures, the
+ * pickers decide (tower's `Load`, Finagle's failure accrual): this is the one place that writes
+ * a shard's figures after an attempt.
+ */
+import { BalancerClosedError, PushBackError, ShardRemovedError } from './errors.js';
+import type { OutlierDetector } from './health/outlier.js';
+import type { Shard } from './shard.js';
+
+export class Feedback<T> {
+  constructor(
+    /** The retry classifier: whether another shard may do better (and so, whether this one is at fault). */
+    private readonly classify: (error: unknown) => boolean,
+    private readonly outliers: OutlierDetector<Shard<T>> | undefined,
+    private readonly limitMoved: (shard: Shard<T>, limit: number, previous: number) => void,
+  ) {}
+
+  /** True when `error` is worth another shard (what the retry decision starts from). */
+  retryable(error: unknown): boolean {
+    return this.classify(error);
+  }
+
+  /**
+   * Feeds the adaptive limit one sample, before the attempt's slot is freed (the limit reads the
+   * in-flight count it ran at). `dropped`: a timeout, push-back or fault — the limit backs off.
+   */
+  sample(shard: Shard<T>, rttMs: number, dropped: boolean): void {
+    const limiter = shard.limiter;
+    if (limiter === undefined) return;
+    limiter.onSample({ rttMs, inFlight: shard.count, dropped });
+    const next = Math.max(1, Math.floor(limiter.limit));
+    if (next !== shard.limit) {
+      const previous = shard.limit;
+      shard.limit = next;
+      this.limitMoved(shard, next, previous);
+    }
+  }
+
+  /** The attempt succeeded after `latencyMs`. */
+  succeeded(shard: Shard<T>, latencyMs: number, nowMs: number): void {
+    shard.successes++;
+    shard.ewma.observe(latencyMs);
+    shard.recordOutcome(false, nowMs);
+    this.outliers?.onSuccess(shard);
+  }
+
+  /**
+   * The attempt failed with `error` after `latencyMs`. Push-back is load, not ill health: the
+   * shard's cost rises for the advised time. A fault of the shard counts against its cost and
+   * its health; it is never a fast latency sample (a fast 500 must not look like a fast shard),
+   * while a slow one (a timeout) raises the estimate like any peak.
+   */
+  failed(
+    shard: Shard<T>,
+    error: unknown,
+    retryable: boolean,
+    latencyMs: number,
+    nowMs: number,
+  ): void {
+    if (error instanceof PushBackError) {
+      shard.holdPushBack(error.retryAfterMs);
+      return;
+    }
+    shard.failures++;
+    if (!isShardFault(error, retryable)) return;
+    if (latencyMs > shard.ewma.valueAt(nowMs)) shard.ewma.observe(latencyMs);
+    shard.recordOutcome(true, nowMs);
+    this.outliers?.onFailure(shard);
+  }
+
+  /** A failure that tells an adaptive limit to back off: push-back, or the shard's fault. */
+  drops(error: unknown, retryable: boolean): boolean {
+    return error instanceof PushBackError || isShardFault(error, retryable);
+  }
+}
+
+/** A failure that counts against the shard: retryable, and not of our own making. */
+function isShardFault(error: unknown, retryable: boolean): boolean {
+  return (
+    retryable &&
+    !(error instanceof PushBackError) &&
+    !(error instanceof ShardRemovedError) &&
+    !(error instanceof BalancerClosedError)
+  );
+}

@@ -1,0 +1,142 @@
+/**
+ * The one redaction module (STYLE rule 17). Every message, error field, event payload and stats
+ * value that can carry user input goes through here: URL credentials and query strings are
+ * removed, header values are never echoed, known secret values of a request are scrubbed from
+ * text that a shard sent back, and a foreign error is reduced to what is safe to keep.
+ */
+
+/** What a removed secret reads as. */
+export const REDACTED = '[redacted]';
+
+/** Header names whose values are credentials (and any name containing one of these words). */
+const SENSITIVE_HEADER =
+  /^(authorization|proxy-authorization|cookie|set-cookie)$|token|secret|key|auth|session|password|credential|signature/i;
+
+/** Pieces of a secret value shorter than this are not scrubbed on their own (too common). */
+const MIN_PIECE = 6;
+
+/**
+ * Removes URL credentials (`user:password@`) and query strings / fragments from any URL-like
+ * token of `text` (`scheme://…`, or a path starting with `/`), and credentials before an `@` at
+ * the start of a bare `user:password@host` string.
+ *
+ * @example
+ * redactText('http://u:p@10.0.0.1:99999/x?token=abc'); // 'http://10.0.0.1:99999/x?[redacted]'
+ */
+export function redactText(text: string): string {
+  return text
+    .replace(/([a-z][a-z0-9+.-]*:\/\/)[^/\s@?#]*@/gi, '$1')
+    .replace(/^[^\s/@:]+:[^\s/@]*@/, '')
+    .replace(
+      /((?:[a-z][a-z0-9+.-]*:\/\/|(?<![\w.])\/)[^\s?#"'<>]*)[?#][^\s"'<>]*/gi,
+      `$1?${REDACTED}`,
+    );
+}
+
+/** Replaces every occurrence of each secret in `text` with {@link REDACTED}. */
+export function scrub(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const secret of secrets) if (secret !== '') out = out.split(secret).join(REDACTED);
+  return out;
+}
+
+/**
+ * The secret values a request carries in its headers (credentials, cookies, API keys, tokens)
+ * and its query string: each whole value and its longer pieces (the token of `Bearer <token>`,
+ * the value of `s=<value>`), longest first so a whole value is scrubbed before its parts.
+ */
+export function requestSecrets(
+  headers: Readonly<Record<string, unknown>> | undefined,
+  path?: string,
+  more: readonly string[] = [],
+): string[] {
+  const found = new Set<string>();
+  const add = (value: unknown): void => {
+    if (typeof value !== 'string' || value === '') return;
+    found.add(value);
+    for (const piece of value.split(/[\s;,=&]+/)) if (piece.length >= MIN_PIECE) found.add(piece);
+  };
+  if (headers !== undefined) {
+    for (const name of Object.keys(headers)) {
+      if (!SENSITIVE_HEADER.test(name)) continue;
+      const value = headers[name];
+      if (Array.isArray(value)) value.forEach(add);
+      else add(value);
+    }
+  }
+  if (path !== undefined) {
+    const q = path.indexOf('?');
+    if (q >= 0) {
+      for (const pair of path.slice(q + 1).split(/[&#]/)) {
+        const value = pair.slice(pair.indexOf('=') + 1);
+        add(value);
+        try {
+          add(decodeURIComponent(value));
+        } catch {
+          // Not valid percent-encoding: the raw value is scrubbed already.
+        }
+      }
+    }
+  }
+  more.forEach(add);
+  return [...found].sort((a, b) => b.length - a.length);
+}
+
+/**
+ * A value safe to keep on an error (`ConfigError.value`): numbers, booleans and the like as they
+ * are, strings with URL credentials and queries removed, and anything that may hold secrets
+ * inside (objects, arrays, bytes) replaced by a description of its shape.
+ */
+export function safeValue(value: unknown): unknown {
+  if (typeof value === 'string') return redactText(value);
+  if (value === null || (typeof value !== 'object' && typeof value !== 'function')) return value;
+  if (typeof value === 'function') return value;
+  return `[${shapeOf(value as object)}]`;
+}
+
+/** The shape of an object for a message: `an object (Object) with keys a, b`, never its values. */
+export function shapeOf(value: object): string {
+  if (Array.isArray(value)) return `an array of length ${value.length}`;
+  if (value instanceof Uint8Array) return `a ${value.constructor.name} of length ${value.length}`;
+  const kind = Object.prototype.toString.call(value).slice(8, -1);
+  const keys = Object.keys(value);
+  const shown = keys.slice(0, 8).join(', ');
+  return `an object (${kind})${keys.length === 0 ? '' : ` with keys ${shown}${keys.length > 8 ? ', …' : ''}`}`;
+}
+
+/** What a foreign error is reduced to: fields that identify it, none that carry a request. */
+export interface ErrorSummary {
+  name: string;
+  message: string;
+  code?: string;
+  statusCode?: number;
+  requestId?: string;
+}
+
+/**
+ * Reduces an error from another library (an SDK exception with its raw request and response, a
+ * socket error) to its name, code, status, request id and message, with `secrets` scrubbed and
+ * URLs redacted. The result is a plain `Error` holding nothing else, safe as a `cause`.
+ */
+export function reduceError(error: unknown, secrets: readonly string[] = []): Error {
+  const e = (typeof error === 'object' && error !== null ? error : {}) as Record<string, unknown>;
+  const meta = (e.$metadata ?? {}) as Record<string, unknown>;
+  const name = typeof e.name === 'string' ? e.name : 'Error';
+  const raw =
+    error instanceof Error ? error.message : typeof error === 'string' ? error : String(error);
+  const reduced = new Error(scrub(redactText(raw), secrets));
+  reduced.name = name;
+  const code =
+    typeof e.code === 'string' ? e.code : typeof e.Code === 'string' ? e.Code : undefined;
+  const status = typeof meta.httpStatusCode === 'number' ? meta.httpStatusCode : e.statusCode;
+  const requestId = typeof meta.requestId === 'string' ? meta.requestId : undefined;
+  if (code !== undefined) Object.defineProperty(reduced, 'code', { value: code, enumerable: true });
+  if (typeof status === 'number') {
+    Object.defineProperty(reduced, 'statusCode', { value: status, enumerable: true });
+  }
+  if (requestId !== undefined) {
+    Object.defineProperty(reduced, 'requestId', { value: requestId, enumerable: true });
+  }
+  reduced.stack = `${name}: ${reduced.message}`;
+  return reduced;
+}

@@ -1,0 +1,359 @@
+/**
+ * The candidate set: which shards one attempt may use, answered once per pick from a snapshot of
+ * the membership (grpc-js's picker-as-snapshot, Finagle's Distributor). It owns the hard rules
+ * (compiled once, a membership mask each), the `prefer` tiers and their spill, availability (cap,
+ * ejection, panic) and the shards a retry already tried.
+ *
+ * The never-broken guarantee lives here: a run's rule is applied before health, panic, retries
+ * and spill, so no attempt is ever offered a shard outside it.
+ */
+import type { RouteReason } from '../events.js';
+import type { Run } from '../run.js';
+import type { Shard } from '../shard.js';
+import type { Clock } from '../types.js';
+import {
+  type CompiledRequirement,
+  compileRequirement,
+  type Requirement,
+  satisfies,
+} from './requirement.js';
+
+const NONE: readonly never[] = [];
+/** The cache key of runs without a rule. */
+const NO_RULE = {};
+
+/** A cached list of the members one rule (or tier) allows, for one membership version. */
+interface Members<T> {
+  version: number;
+  tier: number;
+  mask: Uint8Array;
+  members: readonly Shard<T>[];
+}
+
+/** What the candidate set needs from the balancer. */
+export interface CandidateHost<T> {
+  readonly clock: Clock;
+  readonly spillAfterMs: number;
+  /** The live membership and its version. */
+  shards(): readonly Shard<T>[];
+  version(): number;
+  /** True when too few shards are healthy to trust ejection. */
+  inPanic(): boolean;
+  panicChanged(active: boolean): void;
+  /** Wakes the queue (a run waiting for a saturated tier may spill now). */
+  pump(): void;
+}
+
+export class CandidateSet<T> {
+  /** Panic mode: ejection is ignored. */
+  panic = false;
+  /** Members that cannot be offered now (at cap, or ejected outside panic). */
+  blocked = 0;
+  #tiers: readonly CompiledRequirement[] | undefined;
+  readonly #prefer: readonly Requirement[] | undefined;
+  readonly #host: CandidateHost<T>;
+  readonly #scratch: Shard<T>[] = [];
+  #rules = new WeakMap<object, CompiledRequirement>();
+  readonly #masks = new WeakMap<CompiledRequirement, Members<T>>();
+  readonly #firstTiers = new WeakMap<object, Members<T>>();
+  #offerEpoch = 0;
+  #offered = new Uint32Array(0);
+  /** Set when the pending pick's candidates are a cached member list (their mask). */
+  #listMask: Uint8Array | undefined;
+  #cancelSpillTimer: (() => void) | undefined;
+  #spillTimerAt = Number.POSITIVE_INFINITY;
+
+  constructor(host: CandidateHost<T>, prefer: readonly Requirement[] | undefined) {
+    this.#host = host;
+    this.#prefer = prefer;
+  }
+
+  /** The `prefer` tiers, compiled against the first membership. */
+  get tiers(): readonly CompiledRequirement[] | undefined {
+    return this.#tiers;
+  }
+
+  // ——— rules ———
+
+  /**
+   * A run's rule, checked against the membership and compiled once per rule object (loaders
+   * usually pass the same few objects); the cache is dropped when the membership changes.
+   */
+  rule(field: string, value: Requirement): CompiledRequirement {
+    const shards = this.#host.shards();
+    if (typeof value !== 'object' || value === null)
+      return compileRequirement(field, value, shards);
+    let rule = this.#rules.get(value);
+    if (rule === undefined) {
+      rule = compileRequirement(field, value, shards);
+      this.#rules.set(value, rule);
+      this.#membersOf(rule);
+    }
+    return rule;
+  }
+
+  /** The members a rule allows (all without one), in membership order. */
+  members(rule: CompiledRequirement | undefined): readonly Shard<T>[] {
+    return rule === undefined ? this.#host.shards() : this.#membersOf(rule).members;
+  }
+
+  /** True when `shard` satisfies the rule (a mask lookup). */
+  allows(rule: CompiledRequirement, shard: Shard<T>): boolean {
+    return this.#membersOf(rule).mask[shard.index] === 1;
+  }
+
+  /** True when some member satisfies the rule. */
+  admits(rule: CompiledRequirement): boolean {
+    return this.#membersOf(rule).members.length > 0;
+  }
+
+  // ——— availability ———
+
+  available(shard: Shard<T>): boolean {
+    return !shard.removed && shard.hasRoom && (shard.health.state !== 'ejected' || this.panic);
+  }
+
+  /** A shard's availability may have changed (it took or freed a slot): keeps `blocked` true. */
+  update(shard: Shard<T>, wasAvailable: boolean): void {
+    if (shard.removed) return;
+    const now = this.available(shard);
+    if (now !== wasAvailable) this.blocked += now ? -1 : 1;
+  }
+
+  /** Recomputes panic mode and the count of shards that cannot be offered. O(n); on changes only. */
+  recount(): void {
+    const panic = this.#host.inPanic();
+    if (panic !== this.panic) {
+      this.panic = panic;
+      this.#host.panicChanged(panic);
+    }
+    let blocked = 0;
+    for (const shard of this.#host.shards()) if (!this.available(shard)) blocked++;
+    this.blocked = blocked;
+  }
+
+  /** The membership changed: tiers are reassigned and every cached list dropped. */
+  installed(shards: readonly Shard<T>[]): void {
+    if (this.#prefer !== undefined && this.#tiers === undefined) {
+      this.#tiers = this.#prefer.map((tier, i) => compileRequirement(`prefer[${i}]`, tier, shards));
+    }
+    const tiers = this.#tiers;
+    if (tiers !== undefined) {
+      for (const shard of shards) {
+        const t = tiers.findIndex((tier) => satisfies(shard, tier));
+        shard.tier = t < 0 ? tiers.length : t;
+      }
+    }
+    this.#rules = new WeakMap();
+    if (this.#offered.length < shards.length) this.#offered = new Uint32Array(shards.length * 2);
+    this.recount();
+  }
+
+  // ——— the candidates of one attempt ———
+
+  /**
+   * The shards to offer `run`, after its hard rule, health, caps and the shards it already tried.
+   * The whole membership when all can take work and nothing filters (no copy); otherwise a
+   * reused scratch array. With `prefer` tiers, the first tier that can take the run, or an empty
+   * list while the run waits for a saturated tier (`spillAfterMs`). Sets `run.tier` and
+   * `run.reason`.
+   */
+  forRun(run: Run<T>): readonly Shard<T>[] {
+    run.tier = -1;
+    run.reason = 'direct';
+    this.#listMask = undefined;
+    if (this.blocked === 0 && run.tried === undefined) {
+      if (this.tiers === undefined) {
+        if (run.requirement === undefined) return this.#host.shards();
+        // Every member can take work: the rule's members, listed once per membership, will do.
+        const cached = this.#membersOf(run.requirement);
+        if (cached.members.length > 0) {
+          this.#listMask = cached.mask;
+          return cached.members;
+        }
+      } else {
+        // Every member can take work: the first tier the rule allows, listed once per membership.
+        const first = this.#firstTier(run.requirement);
+        if (first.members.length > 0) {
+          run.tier = first.tier;
+          run.reason = 'preferred';
+          this.#listMask = first.mask;
+          return first.members;
+        }
+      }
+    }
+    const tiers = this.tiers;
+    if (tiers === undefined) return this.#collect(run, -1);
+    let reason: RouteReason = 'preferred';
+    for (let t = 0; t <= tiers.length; t++) {
+      const out = this.#collect(run, t);
+      if (out.length > 0) {
+        run.tier = t;
+        run.reason = reason;
+        return out;
+      }
+      const state = this.#tierState(run, t);
+      if (state === 'empty') continue;
+      if (state === 'unhealthy') {
+        reason = 'spill:unhealthy';
+        continue;
+      }
+      const spillAt = run.queuedAtMs + this.#host.spillAfterMs;
+      if (run.queued && this.#host.clock.now() >= spillAt) {
+        reason = 'spill:saturated';
+        continue;
+      }
+      if (run.queued) this.#armSpillTimer(spillAt);
+      return NONE;
+    }
+    return NONE;
+  }
+
+  /** True when `shard` was one of `candidates`, the list `forRun` last returned. */
+  offered(shard: Shard<T>, candidates: readonly Shard<T>[]): boolean {
+    if (candidates === this.#host.shards()) return true;
+    if (this.#listMask !== undefined) return this.#listMask[shard.index] === 1;
+    return this.#offered[shard.index] === this.#offerEpoch;
+  }
+
+  /**
+   * How long a retry of `run` must wait for push-back: 0 when some shard it may go to (untried
+   * ones first, as `forRun` prefers them) does not push back now, else the least time until one
+   * stops. A retry waits for push-back only when every shard it could use asked for it.
+   */
+  pushBackWait(run: Run<T>, nowMs: number): number {
+    const members = this.members(run.requirement);
+    let wait = Number.POSITIVE_INFINITY;
+    for (let pass = 0; pass < 2; pass++) {
+      let any = false;
+      for (const shard of members) {
+        if (shard.health.state === 'ejected' && !this.panic) continue;
+        if (pass === 0 && run.tried?.includes(shard)) continue;
+        any = true;
+        const left = shard.pushBack.untilMs - nowMs;
+        if (left <= 0) return 0;
+        if (left < wait) wait = left;
+      }
+      if (any) break;
+    }
+    return wait === Number.POSITIVE_INFINITY ? 0 : wait;
+  }
+
+  /**
+   * Fills the scratch list with the shards of tier `tier` (−1: any) that satisfy the run's rule,
+   * can take a call, and were not tried by it — or, when that leaves none, were tried. When no
+   * shard the rule allows is healthy, ejection is ignored inside the rule (panic within it).
+   */
+  #collect(run: Run<T>, tier: number): Shard<T>[] {
+    const out = this.#scratch;
+    out.length = 0;
+    const shards = this.#host.shards();
+    const rule = run.requirement;
+    const epoch = ++this.#offerEpoch;
+    const mask = rule === undefined ? undefined : this.#membersOf(rule).mask;
+    let ruledPanic = false;
+    if (mask !== undefined && !this.panic) {
+      ruledPanic = true;
+      for (const shard of shards) {
+        if (shard.health.state !== 'ejected' && mask[shard.index] === 1) {
+          ruledPanic = false;
+          break;
+        }
+      }
+    }
+    // A retry goes to a shard it has not tried; when those are only busy it waits for one, and
+    // only when none is left (or all are ejected) it may go back to one it tried.
+    let untriedWaiting = false;
+    for (let pass = 0; pass < 2 && out.length === 0 && !untriedWaiting; pass++) {
+      const tried = pass === 0 ? run.tried : undefined;
+      for (const shard of shards) {
+        if (tier >= 0 && shard.tier !== tier) continue;
+        if (mask !== undefined && mask[shard.index] !== 1) continue;
+        if (tried?.includes(shard)) continue;
+        if (!(this.available(shard) || (ruledPanic && shard.hasRoom))) {
+          if (shard.health.state !== 'ejected' || this.panic || ruledPanic) untriedWaiting = true;
+          continue;
+        }
+        out.push(shard);
+        this.#offered[shard.index] = epoch;
+      }
+      if (run.tried === undefined) break;
+    }
+    return out;
+  }
+
+  /** Which members satisfy `rule`, cached per membership version. */
+  #membersOf(rule: CompiledRequirement): Members<T> {
+    const version = this.#host.version();
+    let cached = this.#masks.get(rule);
+    if (cached === undefined || cached.version !== version) {
+      const shards = this.#host.shards();
+      const mask = new Uint8Array(shards.length);
+      const members: Shard<T>[] = [];
+      for (const shard of shards) {
+        if (satisfies(shard, rule)) {
+          mask[shard.index] = 1;
+          members.push(shard);
+        }
+      }
+      cached = { version, tier: -1, mask, members };
+      this.#masks.set(rule, cached);
+    }
+    return cached;
+  }
+
+  /**
+   * The members of the first tier that has any member `rule` allows (ignoring room and health:
+   * for when every member can take work), cached per rule and membership version.
+   */
+  #firstTier(rule: CompiledRequirement | undefined): Members<T> {
+    const key: object = rule ?? NO_RULE;
+    const version = this.#host.version();
+    let cached = this.#firstTiers.get(key);
+    if (cached === undefined || cached.version !== version) {
+      const shards = this.#host.shards();
+      const mask = new Uint8Array(shards.length);
+      const allowed = rule === undefined ? undefined : this.#membersOf(rule).mask;
+      const members: Shard<T>[] = [];
+      let tier = -1;
+      for (let t = 0; t <= this.#tiers!.length && members.length === 0; t++) {
+        for (const shard of shards) {
+          if (shard.tier === t && (allowed === undefined || allowed[shard.index] === 1))
+            members.push(shard);
+        }
+        tier = t;
+      }
+      for (const shard of members) mask[shard.index] = 1;
+      cached = { version, tier, mask, members };
+      this.#firstTiers.set(key, cached);
+    }
+    return cached;
+  }
+
+  /** Why tier `t` offered nothing: it has no member the rule allows, none healthy, or none free. */
+  #tierState(run: Run<T>, t: number): 'empty' | 'unhealthy' | 'saturated' {
+    const allowed =
+      run.requirement === undefined ? undefined : this.#membersOf(run.requirement).mask;
+    let members = 0;
+    let healthy = 0;
+    for (const shard of this.#host.shards()) {
+      if (shard.tier !== t || (allowed !== undefined && allowed[shard.index] !== 1)) continue;
+      members++;
+      if (shard.health.state !== 'ejected' || this.panic) healthy++;
+    }
+    if (members === 0) return 'empty';
+    return healthy === 0 ? 'unhealthy' : 'saturated';
+  }
+
+  /** Wakes the queue when the earliest waiting run may spill to the next tier. */
+  #armSpillTimer(atMs: number): void {
+    if (atMs >= this.#spillTimerAt) return;
+    this.#cancelSpillTimer?.();
+    this.#spillTimerAt = atMs;
+    this.#cancelSpillTimer = this.#host.clock.setTimer(() => {
+      this.#cancelSpillTimer = undefined;
+      this.#spillTimerAt = Number.POSITIVE_INFINITY;
+      this.#host.pump();
+    }, atMs - this.#host.clock.now());
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * Strict affinity's waiting lines: a keyed run whose home shard cannot take it now waits in that
+ * shard's own line (Kafka's producer keeps a queue per partition), so other keys keep flowing to
+ * their shards — no head-of-line blocking across shards. A line is served when its shard frees a
+ * slot, comes back from ejection, or its push-back ends.
+ */
+import { RunQueue } from '../queue.js';
+import type { HomeWait, Run } from '../run.js';
+import type { Shard } from '../shard.js';
+import type { Clock } from '../types.js';
+
+/** What the lines need from the balancer. */
+export interface HomeLinesHost<T> {
+  readonly clock: Clock;
+  /** A waiting run's deadline passed while its home was ejected or pushing back. */
+  expired(run: Run<T>, waitedMs: number): void;
+  /** A shard's push-back ended: serve its line. */
+  serve(shard: Shard<T>): void;
+}
+
+export class HomeLines<T> {
+  /** Runs waiting in all lines. */
+  size = 0;
+  readonly #lines = new Map<Shard<T>, RunQueue<Run<T>>>();
+  readonly #wakes = new Map<Shard<T>, { atMs: number; cancel: () => void }>();
+
+  constructor(private readonly host: HomeLinesHost<T>) {}
+
+  /** Puts `run` at the end (or, for a retry, the front) of `shard`'s line. */
+  park(run: Run<T>, shard: Shard<T>, why: HomeWait, first: boolean): void {
+    let line = this.#lines.get(shard);
+    if (line === undefined) {
+      line = new RunQueue<Run<T>>();
+      this.#lines.set(shard, line);
+    }
+    run.state = 'queued';
+    if (run.waitSinceMs < 0) run.waitSinceMs = this.host.clock.now();
+    run.waitingAt = shard;
+    run.waitReason = why;
+    if (first) line.unshift(run);
+    else line.push(run);
+    this.size++;
+    if (why !== 'capped') this.#armDeadline(run);
+    if (why === 'pushback') this.#wakeAt(shard, shard.pushBack.untilMs);
+  }
+
+  /** Takes `run` out of its line (it starts, settles, or goes back to routing). */
+  leave(run: Run<T>): void {
+    const shard = run.waitingAt;
+    if (shard === undefined) return;
+    run.waitingAt = undefined;
+    run.cancelWait?.();
+    run.cancelWait = undefined;
+    const line = this.#lines.get(shard)!;
+    line.remove(run);
+    this.size--;
+    if (line.size === 0) this.#lines.delete(shard);
+  }
+
+  /** The first run waiting for `shard`, if any. */
+  head(shard: Shard<T>): Run<T> | undefined {
+    return this.#lines.get(shard)?.head;
+  }
+
+  /** Takes every waiting run out of its line, lines in membership-independent order, each in order. */
+  takeAll(): Run<T>[] {
+    const all: Run<T>[] = [];
+    for (const shard of this.shards()) {
+      for (let run = this.head(shard); run !== undefined; run = this.head(shard)) {
+        this.leave(run);
+        all.push(run);
+      }
+    }
+    return all;
+  }
+
+  /** The shards that have a line, for serving them all after a change of health or membership. */
+  shards(): Shard<T>[] {
+    return [...this.#lines.keys()];
+  }
+
+  /** `shard` was ejected: its waiting runs now wait against their deadline. */
+  ejected(shard: Shard<T>): void {
+    for (let run = this.head(shard); run !== undefined; run = run.next as Run<T> | undefined) {
+      run.waitReason = 'ejected';
+      this.#armDeadline(run);
+    }
+  }
+
+  /**
+   * Arms the run's deadline: `timeoutMs` from the moment it first had to wait for an unavailable
+   * home, kept when the run moves between lines (so being served again never extends it).
+   */
+  #armDeadline(run: Run<T>): void {
+    if (run.cancelWait !== undefined || run.timeoutMs === Number.POSITIVE_INFINITY) return;
+    const clock = this.host.clock;
+    if (run.waitDeadlineMs === Number.POSITIVE_INFINITY)
+      run.waitDeadlineMs = clock.now() + run.timeoutMs;
+    run.cancelWait = clock.setTimer(() => {
+      run.cancelWait = undefined;
+      this.host.expired(run, clock.now() - run.waitSinceMs);
+    }, run.waitDeadlineMs - clock.now());
+  }
+
+  #wakeAt(shard: Shard<T>, atMs: number): void {
+    const wake = this.#wakes.get(shard);
+    if (wake !== undefined && wake.atMs <= atMs) return;
+    wake?.cancel();
+    const cancel = this.host.clock.setTimer(() => {
+      this.#wakes.delete(shard);
+      this.host.serve(shard);
+    }, atMs - this.host.clock.now());
+    this.#wakes.set(shard, { atMs, cancel });
+  }
+}

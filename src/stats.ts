@@ -1,0 +1,148 @@
+/**
+ * The balancer's figures: what `stats()` returns, the counters behind it, and the snapshot. The
+ * balancer and its rooms call the counting methods; nothing here decides anything.
+ */
+import type { Shard } from './shard.js';
+
+/** Why a keyed attempt ran somewhere other than its key's home shard. */
+export type DisplacementReason = 'capped' | 'ejected' | 'retry' | 'bounded';
+
+/** Displaced keyed attempts, by reason. */
+export interface DisplacedCounts {
+  total: number;
+  /** The home was at its in-flight cap. */
+  capped: number;
+  /** The home was ejected by outlier detection. */
+  ejected: number;
+  /** The attempt was a retry and the home had been tried. */
+  retry: number;
+  /** The home was at the bounded-load limit (`consistentHash({ boundedLoad })`). */
+  bounded: number;
+}
+
+/** One shard in `stats()`. */
+export interface ShardStats {
+  id: string;
+  inFlight: number;
+  ewmaMs: number;
+  requests: number;
+  failures: number;
+  ejected: boolean;
+  ejections: number;
+  limit: number;
+  /** Keyed attempts whose home this shard was, sent to another shard. */
+  displaced: DisplacedCounts;
+}
+
+/** A plain snapshot of the balancer's figures. */
+export interface BalancerStats {
+  /** Runs waiting for their first attempt (what `maxQueued` and `ready()` bound). */
+  queued: number;
+  /** Admitted runs waiting to retry after a failed attempt (backing off or for a slot). */
+  retrying: number;
+  inFlight: number;
+  /** Runs that succeeded. */
+  completed: number;
+  /** Runs that rejected. */
+  failed: number;
+  /** Retry attempts started. */
+  retries: number;
+  /** Retries refused by the retry budget. */
+  budgetExhausted: number;
+  /** Keys sent past their first choice by a bounded-load picker. */
+  spills: number;
+  /** Keyed attempts that did not run on their key's home shard, by reason. */
+  displaced: DisplacedCounts;
+  /** Panic mode is on (too few healthy shards: ejection ignored). */
+  panic: boolean;
+  shards: ShardStats[];
+  /** Attempts and bytes per `prefer` tier, in tier order (empty without tiers). */
+  tiers: { tier: number; requests: number; bytes: number }[];
+  /** Attempts and bytes per label value: `labels.region.eu.requests`. */
+  labels: Record<string, Record<string, { requests: number; bytes: number }>>;
+}
+
+/** The counters of a balancer. */
+export class Figures {
+  completed = 0;
+  failed = 0;
+  retries = 0;
+  budgetExhausted = 0;
+  readonly displaced: DisplacedCounts = { total: 0, capped: 0, ejected: 0, retry: 0, bounded: 0 };
+  readonly tiers: { tier: number; requests: number; bytes: number }[] = [];
+  readonly labels = new Map<string, Map<string, { requests: number; bytes: number }>>();
+
+  /** Starts the per-tier counters (`tiers` tiers plus the last, implicit one). */
+  useTiers(tiers: number): void {
+    for (let t = 0; t <= tiers; t++) this.tiers.push({ tier: t, requests: 0, bytes: 0 });
+  }
+
+  /** An attempt started on `shard`, in `tier` (−1: no tiers), carrying `bytes`. */
+  attempt(shard: Shard<unknown>, tier: number, bytes: number): void {
+    shard.requests++;
+    if (tier >= 0) {
+      const figures = this.tiers[tier]!;
+      figures.requests++;
+      figures.bytes += bytes;
+    }
+    for (const label in shard.labels) {
+      const value = shard.labels[label]!;
+      let values = this.labels.get(label);
+      if (values === undefined) {
+        values = new Map();
+        this.labels.set(label, values);
+      }
+      const figures = values.get(value);
+      if (figures === undefined) values.set(value, { requests: 1, bytes });
+      else {
+        figures.requests++;
+        figures.bytes += bytes;
+      }
+    }
+  }
+
+  /** A keyed attempt went elsewhere than its `home`. */
+  displace(home: Shard<unknown>, reason: DisplacementReason): void {
+    this.displaced.total++;
+    this.displaced[reason]++;
+    home.displaced.total++;
+    home.displaced[reason]++;
+  }
+
+  /** The snapshot `stats()` returns: plain objects only, nothing live. */
+  snapshot(
+    shards: readonly Shard<unknown>[],
+    live: { queued: number; retrying: number; inFlight: number; spills: number; panic: boolean },
+  ): BalancerStats {
+    return {
+      queued: live.queued,
+      retrying: live.retrying,
+      inFlight: live.inFlight,
+      completed: this.completed,
+      failed: this.failed,
+      retries: this.retries,
+      budgetExhausted: this.budgetExhausted,
+      spills: live.spills,
+      displaced: { ...this.displaced },
+      panic: live.panic,
+      shards: shards.map((s) => ({
+        id: s.id,
+        inFlight: s.inFlight,
+        ewmaMs: s.rttMs,
+        requests: s.requests,
+        failures: s.failures,
+        ejected: s.health.state === 'ejected',
+        ejections: s.health.ejections,
+        limit: s.limit,
+        displaced: { ...s.displaced },
+      })),
+      tiers: this.tiers.map((t) => ({ ...t })),
+      labels: Object.fromEntries(
+        [...this.labels].map(([label, values]) => [
+          label,
+          Object.fromEntries([...values].map(([value, figures]) => [value, { ...figures }])),
+        ]),
+      ),
+    };
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * Where admitted runs wait for a slot: the queue (first come, first served; retries at its
+ * front) and strict affinity's per-home lines. It keeps the figures backpressure reads — runs
+ * waiting for their first attempt (`queued`, what `maxQueued` and `ready()` bound) and admitted
+ * runs waiting to retry — so a producer that awaits `ready()` never sees more than `maxQueued`
+ * queued, retries or not.
+ */
+import type { EventEmitter } from 'eventemitter3';
+import type { BalancerEvents } from './events.js';
+import { RunQueue } from './queue.js';
+import { HomeLines, type HomeLinesHost } from './routing/home-lines.js';
+import type { HomeWait, Run } from './run.js';
+import type { Shard } from './shard.js';
+
+const RESOLVED = Promise.resolve();
+
+/**
+ * How many times `maxQueued` may wait at most, whatever `overflow` says: a producer that never
+ * awaits `ready()` gets `QueueFullError` past it instead of running out of memory.
+ */
+export const QUEUE_CEILING_FACTOR = 10;
+
+export class WaitingRoom<T> {
+  readonly queue = new RunQueue<Run<T>>();
+  readonly lines: HomeLines<T>;
+  /** Runs waiting for their first attempt. */
+  queued = 0;
+  /** Admitted runs between a failed attempt and the next one (backing off, or waiting). */
+  retrying = 0;
+  /** The hard ceiling on `queued`: {@link QUEUE_CEILING_FACTOR} × `maxQueued`. */
+  readonly ceiling: number;
+  #readyWait: { promise: Promise<void>; resolve: () => void } | undefined;
+
+  constructor(
+    private readonly maxQueued: number,
+    private readonly events: EventEmitter<BalancerEvents>,
+    lines: HomeLinesHost<T>,
+  ) {
+    this.lines = new HomeLines<T>(lines);
+    this.ceiling = maxQueued * QUEUE_CEILING_FACTOR;
+  }
+
+  /** Counts `run` as waiting (admitted, or failed and to be retried) or not (started, settled). */
+  count(run: Run<T>, delta: 1 | -1): void {
+    if (run.waiting === delta > 0) return;
+    run.waiting = delta > 0;
+    if (run.attempt === 0) this.queued += delta;
+    else this.retrying += delta;
+    if (delta > 0 && this.queued === this.maxQueued && this.events.listenerCount('saturated') > 0) {
+      this.events.emit('saturated', { queued: this.queued, maxQueued: this.maxQueued });
+    }
+  }
+
+  /** Puts a run in the queue (at the front: a retry, or a run whose home moved). */
+  enqueue(run: Run<T>, first: boolean, nowMs: number): void {
+    run.state = 'queued';
+    run.queuedAtMs = nowMs;
+    if (first) this.queue.unshift(run);
+    else this.queue.push(run);
+    this.count(run, 1);
+  }
+
+  /** Puts a strict keyed run in its home's line (a retry at the front). */
+  park(run: Run<T>, home: Shard<T>): void {
+    if (run.queued) this.queue.remove(run);
+    this.lines.park(run, home, run.waitReason, run.attempt > 0);
+    this.count(run, 1);
+  }
+
+  /** Takes a run out of whatever it waits in (a run waits in one list at a time). */
+  leave(run: Run<T>): void {
+    if (run.waitingAt !== undefined) this.lines.leave(run);
+    else if (run.queued) this.queue.remove(run);
+  }
+
+  /** Every waiting run, queue first, each line in order (for a close without drain). */
+  everyone(): Run<T>[] {
+    const all: Run<T>[] = [];
+    for (let run = this.queue.head; run !== undefined; run = run.next as Run<T> | undefined)
+      all.push(run);
+    for (const shard of this.lines.shards()) {
+      for (
+        let run = this.lines.head(shard);
+        run !== undefined;
+        run = run.next as Run<T> | undefined
+      )
+        all.push(run);
+    }
+    return all;
+  }
+
+  /** Resolves when a new run would not queue past `maxQueued` (at once when `open` is false). */
+  ready(open: boolean): Promise<void> {
+    if (!open || this.queued < this.maxQueued) return RESOLVED;
+    this.#readyWait ??= deferred();
+    return this.#readyWait.promise;
+  }
+
+  /** The queue may have shrunk: wakes `ready()` once below `maxQueued` (or for good on close). */
+  shrank(closing = false): void {
+    if (this.#readyWait !== undefined && (closing || this.queued < this.maxQueued)) {
+      const wait = this.#readyWait;
+      this.#readyWait = undefined;
+      wait.resolve();
+      if (!closing && this.events.listenerCount('ready') > 0) this.events.emit('ready');
+    }
+  }
+}
+
+export function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
