@@ -117,7 +117,8 @@ export class Ring implements HashOrder {
       if (shards[i]!.weight > shards[heaviest]!.weight) heaviest = i;
     }
     if (total <= MAX_RING_POINTS) return counts;
-    const computed = `Σ max(1, round(vnodes × weight)) over ${n} shards is ${total.toPrecision(4)} ring points, above the bound of ${MAX_RING_POINTS}`;
+    const count = Number.isFinite(total) ? total.toPrecision(4) : 'beyond 1.8e+308';
+    const computed = `Σ max(1, round(vnodes × weight)) over ${n} shards is ${count} ring points, above the bound of ${MAX_RING_POINTS}`;
     // Name what to change: the weights when unit weights would have fitted, else vnodes.
     if (this.vnodes * n <= MAX_RING_POINTS && shards[heaviest]!.weight > 1) {
       throw new ConfigError(
