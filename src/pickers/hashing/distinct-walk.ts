@@ -21,7 +21,7 @@ export class DistinctWalk {
    * point bits above its owners; a Maglev table passes −1).
    */
   next(
-    owners: Int32Array | Uint32Array,
+    owners: Int32Array | Uint32Array | Uint16Array,
     mask: number,
     start: number,
     first: number,

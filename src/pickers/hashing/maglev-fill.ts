@@ -23,14 +23,13 @@ const TURN_SCALE = 2 ** 24;
  * each holds at least one slot when M ≥ n.
  */
 export function fillTable(
-  table: Int32Array,
+  table: Int32Array | Uint16Array,
   offset: Float64Array,
   skip: Float64Array,
   weight: Float64Array,
 ): void {
   const m = table.length;
   const n = offset.length;
-  table.fill(-1);
   if (n === 0) return;
   const next = Float64Array.from(offset);
   // Which slots are taken, one bit each: the probes of a fill (~M ln M in all, most of them late,

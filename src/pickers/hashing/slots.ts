@@ -12,6 +12,9 @@
 
 const TWO_POW_32 = 4294967296;
 
+/** A Maglev table: the owner (membership index) of each slot. */
+export type SlotTable = Int32Array | Uint16Array;
+
 /**
  * The slot of hash `h` (a uint32) in a table of `m` slots. Never `m`: for m < 2^31 the product
  * (2^32 − 1)·m = 2^32·m − m cannot round up to 2^32·m, as m exceeds the double spacing there.
@@ -33,14 +36,14 @@ export function slotStart(c: number, m: number): number {
  * Each owner's share of the 32-bit hash space under `table` (owners are indexes below `n`).
  * O(M).
  */
-export function tableShares(table: Int32Array, n: number): Float64Array {
+export function tableShares(table: SlotTable, n: number): Float64Array {
   const out = new Float64Array(n);
   const m = table.length;
   let start = 0;
   for (let c = 0; c < m; c++) {
     const end = slotStart(c + 1, m);
     const owner = table[c]!;
-    if (owner >= 0) out[owner]! += end - start;
+    out[owner]! += end - start;
     start = end;
   }
   for (let i = 0; i < n; i++) out[i]! /= TWO_POW_32;
@@ -52,7 +55,7 @@ export function tableShares(table: Int32Array, n: number): Float64Array {
  * sizes (owners compared as numbers: the same membership index, or ids mapped to numbers by the
  * caller). Merges the two tables' slot intervals in one pass, O(M1 + M2).
  */
-export function movedFraction(before: Int32Array, after: Int32Array): number {
+export function movedFraction(before: SlotTable, after: SlotTable): number {
   const m1 = before.length;
   const m2 = after.length;
   if (m1 === 0 || m2 === 0) return m1 === m2 ? 0 : 1;
