@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { murmur3_32 } from '../../../src/hash/murmur3.js';
 import { consistentHash } from '../../../src/pickers/hashing/index.js';
-import { KEY_SEED } from '../../../src/pickers/hashing/order.js';
+import { KEY_SEED, type KeyHash } from '../../../src/pickers/hashing/order.js';
 import { keys, mapping, shards, type TestShard } from './helpers.js';
 
 const KNOWN = [
@@ -24,15 +24,15 @@ const KNOWN = [
  * murmur3(id, j), equal points ordered by id, a key goes to the first point at or after its hash
  * (wrapping). Any faster lookup must give exactly this.
  */
-function oracle(all: readonly TestShard[], vnodes: number) {
+function oracle(all: readonly TestShard[], vnodes: number, hash: KeyHash = murmur3_32) {
   const points: { point: number; id: string }[] = [];
   for (const s of all) {
     const count = Math.max(1, Math.round(vnodes * s.weight));
-    for (let j = 0; j < count; j++) points.push({ point: murmur3_32(s.id, j), id: s.id });
+    for (let j = 0; j < count; j++) points.push({ point: hash(s.id, j) >>> 0, id: s.id });
   }
   points.sort((a, b) => a.point - b.point || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   return (key: string): string => {
-    const h = murmur3_32(key, KEY_SEED);
+    const h = hash(key, KEY_SEED) >>> 0;
     let lo = 0;
     let hi = points.length;
     while (lo < hi) {
@@ -109,5 +109,17 @@ describe('ring: lookup equals the plain definition', () => {
     const got = mapping(picker, all, ks);
     const wrong = ks.filter((k, i) => got[i] !== expected(k));
     expect(wrong).toEqual([]);
+  });
+
+  it('with a poor custom hash (256 distinct values: long runs of equal points)', () => {
+    const coarse: KeyHash = (key, seed) => (murmur3_32(key, seed) >>> 24) << 24;
+    const all = shards(50);
+    const picker = consistentHash({ algorithm: 'ring', hash: coarse });
+    picker.rebuild(all);
+    const expected = oracle(all, 160, coarse);
+    const ks = keys(20_000, 'coarse:');
+    const got = mapping(picker, all, ks);
+    expect(ks.filter((k, i) => got[i] !== expected(k))).toEqual([]);
+    expect(new Set(got).size).toBeGreaterThan(4);
   });
 });
