@@ -79,6 +79,18 @@ function pickLoop(): Loop {
   ) as Loop;
 }
 
+/** The same over `home()`, the strict answer the balancer asks for under strict affinity. */
+function homeLoop(): Loop {
+  return new Function(
+    'picker',
+    'shards',
+    'keys',
+    `let acc = 0;
+     for (let i = 0; i < keys.length; i++) acc += picker.home(shards, keys[i]).index;
+     return acc;`,
+  ) as Loop;
+}
+
 function ringLoop(): RingLoop {
   return new Function(
     'ring',
@@ -105,20 +117,26 @@ function lookups(): void {
     const peer = timeHashring(hashringOf(shards), keys);
     const pickers = ALGORITHMS.map((a) => built(a, shards));
     const loops = ALGORITHMS.map(() => pickLoop());
+    const homes = ALGORITHMS.map(() => homeLoop());
     pickers.forEach((p, i) => {
       loops[i]!(p, shards, keys.slice(0, 20_000));
     });
     // Interleaved passes: a burst of load elsewhere on the machine hits every picker alike.
     const samples = ALGORITHMS.map(() => [] as number[]);
+    const homeSamples = ALGORITHMS.map(() => [] as number[]);
     for (let pass = 0; pass < 7; pass++) {
       pickers.forEach((p, i) => {
-        const start = nowNs();
+        let start = nowNs();
         loops[i]!(p, shards, keys);
         samples[i]!.push((nowNs() - start) / keys.length);
+        start = nowNs();
+        homes[i]!(p, shards, keys);
+        homeSamples[i]!.push((nowNs() - start) / keys.length);
       });
     }
     const ns = samples.map(median);
-    rows.push([`${n}`, 'hashring', fmt(peer, 0), '1.00×', '']);
+    const homeNs = homeSamples.map(median);
+    rows.push([`${n}`, 'hashring', fmt(peer, 0), '', '1.00×', '']);
     ALGORITHMS.forEach((algorithm, i) => {
       const check =
         algorithm === 'ring'
@@ -126,10 +144,17 @@ function lookups(): void {
             ? `≤ 120 ns: ${goal(ns[i]! <= 120)}`
             : `≥ 5× hashring: ${goal(peer / ns[i]! >= 5)}`
           : '';
-      rows.push([`${n}`, algorithm, fmt(ns[i]!, 0), ratio(peer / ns[i]!, 1), check]);
+      rows.push([
+        `${n}`,
+        algorithm,
+        fmt(ns[i]!, 0),
+        fmt(homeNs[i]!, 0),
+        ratio(peer / ns[i]!, 1),
+        check,
+      ]);
     });
   }
-  printTable(['shards', 'picker', 'ns/key', 'speed vs hashring', 'goal'], rows);
+  printTable(['shards', 'picker', 'pick ns/key', 'home ns/key', 'pick vs hashring', 'goal'], rows);
 }
 
 function maxOverMean(counts: Iterable<number>, n: number, total: number): number {
