@@ -14,7 +14,9 @@ export const MAX_VNODES = 10_000;
 export const MAX_RING_POINTS = 10_000_000;
 
 const RANK_SCALE = 2 ** 20;
-/** Points per lookup bucket: few enough to scan in a cache line or two, and `starts` small. */
+/** Bucket bits whose `starts` (4 bytes a bucket) stays in a core's cache: 2^14, 64 KB. */
+const CACHED_BUCKET_BITS = 14;
+/** Points per bucket on rings too large for that: a scan of a cache line or two. */
 const POINTS_PER_BUCKET = 8;
 /** Past this many points a bucket (only a poor custom hash bunches them) search, don't scan. */
 const SCAN_LIMIT = 16;
@@ -28,8 +30,9 @@ const TWO_POW_32 = 4294967296;
  * takes or gives up. Point j of a shard is `hash(id, j)`: one seeded hash per point rather than
  * ketama's md5 of "id-j" strings, so building 160 000 points takes milliseconds.
  *
- * Lookup: the points are cut into 2^B buckets by their top B bits, ~8 points a bucket (and
- * enough bits to number the owners); `starts` holds where each bucket begins. Inside a bucket
+ * Lookup: the points are cut into 2^B buckets by their top B bits — a point or two a bucket up to
+ * 2^14 buckets, ~8 a bucket past that, and enough bits to number the owners; `starts` holds where
+ * each bucket begins. Inside a bucket
  * every point shares its top bits, so an entry keeps only the point's low 32 − B bits, above its
  * owner's index, in one uint32: comparing entries compares points, and the owner comes with the
  * same read. A lookup reads `starts` (64 KB at 160 000 points, so it stays cached), then scans a
@@ -83,10 +86,12 @@ export class Ring implements HashOrder {
         packed[k++] = (this.hash(id, j) >>> 0) * RANK_SCALE + rank;
     }
     packed.sort();
-    // ~8 points a bucket, and enough bucket bits to number the owners in the entry's low bits.
+    // A point or two a bucket while `starts` stays within 2^14 entries (64 KB, cached), then ~8
+    // a bucket; and enough bucket bits to number the owners in the entry's low bits.
     const bits = Math.max(
       1,
       Math.ceil(Math.log2(n + 1)),
+      Math.min(CACHED_BUCKET_BITS, Math.round(Math.log2(total))),
       Math.round(Math.log2(total / POINTS_PER_BUCKET)),
     );
     const span = 2 ** (32 - bits);
