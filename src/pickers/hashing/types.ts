@@ -18,8 +18,9 @@ export interface ConsistentHashOptions {
    * the shard that joins or leaves) but the least even shares: max/mean keys per shard measured
    * at 1.11 (8 shards), 1.17 (100) and 1.27 (1000) with 160 vnodes and 1M keys, as a shard's
    * share varies by ~1/√vnodes — raise `vnodes` for a more even ring. `'maglev'`: one table read
-   * per key and shares even to within a slot (1.003, 1.03 and 1.09 over the same keys: the rest
-   * is the keys' sampling noise); one shard more or less moves 1–7 × the ideal 1/N of the keys.
+   * per key (the fastest lookup while the table stays in cache) and shares even to within a
+   * slot (1.003, 1.03 and 1.09 over the same keys: the rest is the keys' sampling noise); one
+   * shard more or less moves 1–7 × the ideal 1/N of the keys.
    * `'rendezvous'`: weighted highest-random-weight, even (1.004, 1.02, 1.11) and minimal
    * movement, O(n) per pick, for tens of shards. `'jump'`: no memory, O(ln n), for append-only
    * numbered shards with equal weights (removing a middle shard renumbers the rest).
