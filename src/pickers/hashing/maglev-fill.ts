@@ -51,7 +51,7 @@ export function fillTable(
   let sum = 0;
   for (let i = 0; i < n; i++) sum += weight[i]!;
   if (n <= LOOP_WASTE * sum) {
-    // Rounds of n steps fill ≥ sum slots each: the loop as written, at most LOOP_WASTE steps a slot.
+    // Rounds of n steps fill ≥ sum slots each: the loop as written, ≤ LOOP_WASTE steps a slot.
     const turns = new Float64Array(n);
     for (let round = 1, filled = 0; filled < m; round++) {
       for (let i = 0; i < n && filled < m; i++) {
