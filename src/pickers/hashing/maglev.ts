@@ -70,7 +70,9 @@ export class Maglev implements HashOrder {
     if (n > m && n > 0) {
       throw new ConfigError(
         'consistentHash.tableSize',
-        `must give every shard a slot: ${n} shards do not fit in ${m} slots. Maglev keeps its table size through membership changes; call picker.resize(tableSize) with a prime ≥ ${n} (such as ${initialTableSize(n)}) before adding them`,
+        n > MAX_TABLE_SIZE
+          ? `must give every shard a slot: ${n} shards do not fit in ${m} slots, and Maglev tables hold at most ${MAX_TABLE_SIZE}`
+          : `must give every shard a slot: ${n} shards do not fit in ${m} slots. Maglev keeps its table size through membership changes; call picker.resize(tableSize) with a prime ≥ ${n} (such as ${initialTableSize(n)}) before adding them`,
         m,
       );
     }

@@ -93,6 +93,14 @@ export interface HashDescription {
 /**
  * What {@link consistentHash} returns: a keyed {@link Picker} that counts its spills, tells a
  * key's home, describes its placement and, for Maglev, resizes its table on request.
+ *
+ * @example
+ * const picker = consistentHash({ algorithm: 'maglev' });
+ * picker.rebuild(balancer.shards);
+ * picker.home(balancer.shards, 'customer-42')?.id; // where the key lives
+ * picker.describe().shards; // [{ id, share }, …]
+ * picker.onRehash((e) => log(`moved ${e.moved}`));
+ * picker.resize(655373);
  */
 export interface ConsistentHashPicker extends Picker {
   readonly name: `consistent-hash:${HashAlgorithm}`;
