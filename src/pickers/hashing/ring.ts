@@ -150,10 +150,10 @@ export class Ring implements HashOrder {
     if (total === 0) return -1;
     const h = this.hash(key, KEY_SEED) >>> 0;
     const bits = this.bits;
-    const scale = this.scale;
     const b = h >>> (32 - bits);
     // The hash's low bits, shifted above the owner bits: entry ≥ target ⇔ point ≥ h in bucket b.
-    const target = (h & (-1 >>> bits)) * scale;
+    // Integer shifts keep the comparisons on uint32 (a multiply would make them float).
+    const target = ((h & (-1 >>> bits)) << bits) >>> 0;
     let lo = this.starts[b]!;
     let hi = this.starts[b + 1]!;
     if (hi - lo <= SCAN_LIMIT) {
@@ -167,7 +167,7 @@ export class Ring implements HashOrder {
     }
     // Past the bucket's points: the next bucket's first point (lo), or the ring's first.
     const k = lo === total ? 0 : lo;
-    const mask = scale - 1;
+    const mask = this.scale - 1;
     const first = entries[k]! & mask;
     if (gate.accepts(first)) return first;
     // Skipped: the next distinct owners clockwise, each asked once.
