@@ -122,6 +122,26 @@ export interface Picker {
   readonly ewma?: EwmaOptions;
   /** Keys sent past their first choice (bounded loads); reported as `stats().spills`. */
   readonly spills?: number;
+  /**
+   * Keyed pickers: `'strict'` (the default for keyed pickers) — a keyed run waits for and retries
+   * on its key's home shard and never goes elsewhere; `'spill'` — it may go to the next shard of
+   * the key's order when its home is at its cap, ejected or already tried. The balancer enforces
+   * it (with `home()`); `pick()` itself always walks the key's order.
+   *
+   * @example
+   * consistentHash().affinity; // 'strict'
+   * consistentHash({ boundedLoad: 1.25 }).affinity; // 'spill'
+   */
+  readonly affinity?: 'strict' | 'spill';
+  /**
+   * Keyed pickers: the key's home among `shards` — the first shard of the key's own order that
+   * is in `shards` (a subset of the membership, in membership order), ignoring load bounds.
+   * Pure: counts no spill, changes nothing. `undefined` when `shards` is empty.
+   *
+   * @example
+   * const home = picker.home?.(membership, 'customer-42'); // where 'customer-42' belongs
+   */
+  home?(shards: readonly ShardState[], key: Key): ShardState | undefined;
 }
 
 /** Settings of the Peak-EWMA latency estimator (Finagle, Linkerd). */

@@ -17,9 +17,17 @@ export class DistinctWalk {
 
   /**
    * The first owner after `first` (found at `start`) that `gate` accepts, among `owners` holding
-   * `distinct` owners in all; -1 when none does.
+   * `distinct` owners in all; -1 when none does. An owner is `owners[k] & mask` (the ring packs
+   * point bits above its owners; a Maglev table passes −1).
    */
-  next(owners: Int32Array, start: number, first: number, distinct: number, gate: Gate): number {
+  next(
+    owners: Int32Array | Uint32Array | Uint16Array,
+    mask: number,
+    start: number,
+    first: number,
+    distinct: number,
+    gate: Gate,
+  ): number {
     const seen = this.seen;
     if (this.epoch === 0xffffffff) {
       seen.fill(0);
@@ -32,7 +40,7 @@ export class DistinctWalk {
     let k = start;
     for (let step = 1; step < total && found < distinct; step++) {
       if (++k === total) k = 0;
-      const owner = owners[k]!;
+      const owner = owners[k]! & mask;
       if (seen[owner] === epoch) continue;
       seen[owner] = epoch;
       found++;

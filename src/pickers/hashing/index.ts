@@ -1,8 +1,12 @@
-export {
-  type ConsistentHashOptions,
-  type ConsistentHashPicker,
-  consistentHash,
-  type HashAlgorithm,
-} from './consistent-hash.js';
+export { consistentHash } from './consistent-hash.js';
 export { jumpHash } from './jump.js';
+export { MAGLEV_TABLE_SIZES } from './maglev.js';
 export type { KeyHash } from './order.js';
+export type {
+  Affinity,
+  ConsistentHashOptions,
+  ConsistentHashPicker,
+  HashAlgorithm,
+  HashDescription,
+  RehashEvent,
+} from './types.js';

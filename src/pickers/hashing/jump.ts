@@ -58,6 +58,11 @@ export class Jump implements HashOrder {
     this.n = shards.length;
   }
 
+  /** Expected shares: 1/n each (jump spreads keys evenly over its buckets). */
+  shares(): Float64Array {
+    return new Float64Array(this.n).fill(1 / this.n);
+  }
+
   pick(key: Key, gate: Gate): number {
     const n = this.n;
     if (n === 0) return -1;

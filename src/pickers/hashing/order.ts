@@ -1,3 +1,4 @@
+import { ConfigError } from '../../errors.js';
 import type { Key, ShardState } from '../../types.js';
 import type { Gate } from './bounded.js';
 
@@ -17,6 +18,11 @@ export interface HashOrder {
   build(shards: readonly ShardState[]): void;
   /** Membership index of the first shard in `key`'s order that `gate` accepts, or −1. */
   pick(key: Key, gate: Gate): number;
+  /**
+   * Each shard's share of the keys, by membership index: exact over the 32-bit key-hash space
+   * for tables and rings, expected for the others. Computed on call, off the hot path.
+   */
+  shares(): Float64Array;
 }
 
 /** Seed of the key hash, apart from the seeds that place shards, so the two never correlate. */
@@ -26,4 +32,17 @@ export const KEY_SEED = 0x2f1d3a55;
 export function idBytes(shards: readonly ShardState[]): Uint8Array[] {
   const encoder = new TextEncoder();
   return shards.map((s) => encoder.encode(s.id));
+}
+
+/**
+ * Every weight a positive finite number: the core checks `ShardSpec.weight`, but a standalone
+ * user builds from shards of their own, and one NaN would make every score or share NaN.
+ */
+export function checkWeights(shards: readonly ShardState[]): void {
+  for (let i = 0; i < shards.length; i++) {
+    const w = shards[i]!.weight;
+    if (typeof w !== 'number' || !Number.isFinite(w) || w <= 0) {
+      throw new ConfigError(`shards[${i}].weight`, 'must be a positive finite number', w);
+    }
+  }
 }

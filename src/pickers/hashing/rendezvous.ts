@@ -1,9 +1,12 @@
+import { ConfigError } from '../../errors.js';
 import type { Key, ShardState } from '../../types.js';
 import type { Gate } from './bounded.js';
-import { type HashOrder, idBytes, KEY_SEED, type KeyHash } from './order.js';
+import { checkWeights, type HashOrder, idBytes, KEY_SEED, type KeyHash } from './order.js';
 
 const SHARD_SEED = 0x72656e64;
 const TWO_POW_32 = 4294967296;
+/** The smallest weight, relative to the largest, whose scores stay meaningful. */
+const MIN_RELATIVE_WEIGHT = 1e-300;
 
 /**
  * Rendezvous, or highest-random-weight, hashing (Thaler & Ravishankar, "Using Name-Based Mappings
@@ -15,6 +18,10 @@ const TWO_POW_32 = 4294967296;
  * Tables", SPAA 2005; used by Ceph's straw2 and Envoy): score = −w / ln(h), h uniform in (0, 1),
  * which makes a shard's win probability exactly proportional to its weight. With equal weights
  * the order of h alone decides, so the logarithm is skipped.
+ *
+ * Weights are divided by the largest, so a score stays finite (−1e300 / ln h would overflow to
+ * Infinity and tie); a weight below 1e-300 of the largest is refused, as its scores would round
+ * to 0 and its keys go to whichever shard comes first.
  *
  * O(n) per pick: meant for tens of shards, or when the weights change often.
  */
@@ -28,19 +35,36 @@ export class Rendezvous implements HashOrder {
 
   build(shards: readonly ShardState[]): void {
     const n = shards.length;
+    checkWeights(shards);
+    let max = 0;
+    for (const s of shards) max = Math.max(max, s.weight);
     const ids = idBytes(shards);
     const seeds = new Uint32Array(n);
     const weights = new Float64Array(n);
     let uniform = true;
     for (let i = 0; i < n; i++) {
       seeds[i] = this.hash(ids[i]!, SHARD_SEED) >>> 0;
-      weights[i] = shards[i]!.weight;
-      if (weights[i] !== weights[0]) uniform = false;
+      weights[i] = shards[i]!.weight / max;
+      if (weights[i]! < MIN_RELATIVE_WEIGHT) {
+        throw new ConfigError(
+          `shards[${i}].weight`,
+          `must be at least ${MIN_RELATIVE_WEIGHT} × the largest weight (${max}) under rendezvous hashing, whose scores cannot rank a smaller one`,
+          shards[i]!.weight,
+        );
+      }
+      if (shards[i]!.weight !== shards[0]!.weight) uniform = false;
     }
     this.seeds = seeds;
     this.weights = weights;
     this.uniform = uniform;
     this.n = n;
+  }
+
+  /** Expected shares: weight / Σ weight (the logarithmic method is exactly proportional). */
+  shares(): Float64Array {
+    let sum = 0;
+    for (const w of this.weights) sum += w;
+    return this.weights.map((w) => w / sum);
   }
 
   pick(key: Key, gate: Gate): number {

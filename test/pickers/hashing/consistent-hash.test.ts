@@ -32,29 +32,32 @@ describe('consistentHash() options', () => {
     expect(consistentHash({ algorithm }).name).toBe(`consistent-hash:${algorithm}`);
   });
 
-  it.each([0, -1, 1.5, Number.NaN, '160'])('rejects vnodes %j', (vnodes) => {
+  it.each([0, -1, 1.5, Number.NaN, '160', 10_001, 1e9])('rejects vnodes %j', (vnodes) => {
     configError(() => consistentHash({ vnodes: vnodes as number }), 'consistentHash.vnodes');
   });
 
-  it.each([65536, 100, 1, 2.5, 4294967311, Number.POSITIVE_INFINITY])(
-    'rejects a Maglev tableSize of %d (not a prime integer below 2^31)',
+  it.each([65536, 100, 1, 2.5, 2147483647, 4294967311, Number.POSITIVE_INFINITY, '65537'])(
+    'rejects a Maglev tableSize of %j (not a prime integer from 2 to 10 000 019)',
     (tableSize) => {
       const error = configError(
-        () => consistentHash({ algorithm: 'maglev', tableSize }),
+        () => consistentHash({ algorithm: 'maglev', tableSize: tableSize as number }),
         'consistentHash.tableSize',
       );
       expect(error.message).toContain('prime');
     },
   );
 
-  it('rejects a prime Maglev table below 100 × shards at rebuild, and keeps the old table', () => {
-    const picker = consistentHash({ algorithm: 'maglev', tableSize: 1009 });
-    const ten = shards(10);
-    picker.rebuild(ten);
-    const before = mapping(picker, ten, keys(100));
-    const error = configError(() => picker.rebuild(shards(11)), 'consistentHash.tableSize');
-    expect(error.message).toContain('1100');
-    expect(mapping(picker, ten, keys(100))).toEqual(before);
+  it('accepts a prime Maglev table below 100 slots per shard; fewer slots than shards is refused at rebuild, keeping the old table', () => {
+    const picker = consistentHash({ algorithm: 'maglev', tableSize: 13 });
+    const twelve = shards(12);
+    picker.rebuild(twelve);
+    const before = mapping(picker, twelve, keys(100));
+    expect(new Set(before).size).toBe(12);
+    const error = configError(() => picker.rebuild(shards(14)), 'consistentHash.tableSize');
+    expect(error.message).toContain('14 shards do not fit in 13 slots');
+    expect(error.message).toContain('resize(');
+    expect(mapping(picker, twelve, keys(100))).toEqual(before);
+    expect(picker.describe().tableSize).toBe(13);
   });
 
   it.each([0.99, 0, -1, Number.POSITIVE_INFINITY, Number.NaN, '1.25'])(
