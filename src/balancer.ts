@@ -2,7 +2,7 @@ import type { Writable } from 'node:stream';
 import { EventEmitter } from 'eventemitter3';
 import { Dispatcher } from './dispatcher.js';
 import { ConfigError } from './errors.js';
-import type { BalancerEvents, RehashEvent } from './events.js';
+import type { BalancerEvents } from './events.js';
 import { Feedback } from './feedback.js';
 import { RetryBudget } from './health/budget.js';
 import { OutlierDetector } from './health/outlier.js';
@@ -15,6 +15,7 @@ import {
   type ResolvedOptions,
   resolveOptions,
 } from './options.js';
+import type { RehashEvent } from './pickers/hashing/types.js';
 import { peakEwma } from './pickers/peak-ewma.js';
 import { CandidateSet } from './routing/candidates.js';
 import { Router } from './routing/router.js';

@@ -1,3 +1,4 @@
+import type { RehashEvent } from './pickers/hashing/types.js';
 import type { Requirement } from './routing/requirement.js';
 import type { Key } from './types.js';
 
@@ -104,17 +105,6 @@ export interface RouteEvent {
   reason: RouteReason;
   /** Keyed runs: the id of the key's home shard. */
   home?: string;
-}
-
-/**
- * A consistent-hashing picker grew its table (`picker.resize()`): `moved` is the fraction of
- * keys whose shard changed.
- */
-export interface RehashEvent {
-  picker: string;
-  tableSize: number;
-  previousTableSize: number;
-  moved: number;
 }
 
 /** A shard's adaptive concurrency limit moved. */

@@ -106,18 +106,6 @@ export interface Picker {
    * `MissingKeyError` from `pick` for a run without a key (unless it has a `fallback`).
    */
   readonly keyed?: boolean;
-  /**
-   * Keyed pickers: `'strict'` (the default for keyed pickers) — a keyed run waits for and
-   * retries on its key's home shard and never goes elsewhere; `'spill'` — it may go to the next
-   * shard of the key's order when its home is at its cap, ejected or already tried.
-   */
-  readonly affinity?: 'strict' | 'spill';
-  /**
-   * Keyed pickers: the key's home among `shards` — the first shard of the key's own order that
-   * is in `shards` (a subset of the membership, in membership order), ignoring load bounds.
-   * Pure: counts no spill, changes nothing. `undefined` when `shards` is empty.
-   */
-  home?(shards: readonly ShardState[], key: Key): ShardState | undefined;
   /** Peak-EWMA estimator settings this picker wants the balancer to measure with. */
   readonly ewma?: EwmaOptions;
   /** Keys sent past their first choice (bounded loads); reported as `stats().spills`. */
