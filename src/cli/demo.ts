@@ -7,10 +7,11 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { createHttpBalancer } from '../http/index.js';
 import { systemClock } from '../runtime.js';
+import { quantile } from '../testing/summary.js';
 import { parseFlags, UsageError } from './args.js';
 import { pickerFactory } from './pickers.js';
 import type { ShardCommand, ShardReply } from './shard-server.js';
-import { percentile, table } from './table.js';
+import { table } from './table.js';
 
 export const DEMO_HELP = `Usage: shardwise demo [--records N] [--shards N] [--picker NAME[,NAME…]] [--concurrency N]
 
@@ -293,8 +294,8 @@ async function pushAll(
     picker: name,
     seconds,
     rate: o.records / seconds,
-    p50: percentile(sorted, 0.5),
-    p99: percentile(sorted, 0.99),
+    p50: quantile(sorted, 0.5),
+    p99: quantile(sorted, 0.99),
     slowShare: slowTotal === 0 ? 0 : slowSent / slowTotal,
     retries,
     ejections,

@@ -12,12 +12,9 @@ import {
   lognormal,
   pareto,
 } from '../testing/distributions.js';
-import {
-  type SimShardSpec,
-  type SimulateOptions,
-  type SimulationResult,
-  simulate,
-} from '../testing/simulate.js';
+import type { SimShardSpec } from '../testing/sim-shard.js';
+import { type SimulationResult, simulate } from '../testing/simulate.js';
+import type { SimulateOptions } from '../testing/simulate-options.js';
 import { parseFlags, UsageError } from './args.js';
 import { pickerFactory } from './pickers.js';
 import { type ChartOptions, svgDocument } from './svg.js';

@@ -15,18 +15,20 @@ export {
 export { constant, type Distribution, exponential, lognormal, pareto } from './distributions.js';
 export { ManualClock } from './manual-clock.js';
 export { type RemapOptions, remapFraction } from './remap.js';
+export type { Series } from './series.js';
 export type { ShardLike } from './shard-views.js';
+export type { ShardChange, SimShardSpec } from './sim-shard.js';
+export { type SimulationResult, simulate } from './simulate.js';
+export type { SimulateOptions } from './simulate-options.js';
 export {
-  type Arrivals,
-  type KeySpec,
+  LATENCY_BUCKET_EDGES_MS,
+  type LatencyHistogram,
   type LatencySummary,
-  type ShardChange,
+  quantile,
   type ShardResult,
-  type SimShardSpec,
-  type SimulateOptions,
-  type SimulationResult,
-  simulate,
-} from './simulate.js';
+  type WarmupSummary,
+} from './summary.js';
+export type { Arrivals, KeySpec } from './workload.js';
 
 /**
  * A seeded uniform source in [0, 1): the same seed gives the same sequence, in any process.
