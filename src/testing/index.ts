@@ -1,7 +1,8 @@
 /**
  * shardwise/testing — deterministic tools to test pickers and configurations: a manual clock,
  * a seeded random source, latency distributions, a simulator that drives the real `Balancer` on
- * virtual time, the remap measure of hashing pickers, and the picker conformance checks.
+ * virtual time, shard views to drive a picker directly, the remap measure of hashing pickers, and
+ * the picker conformance checks.
  */
 import { createRandom } from '../random.js';
 import type { RandomSource } from '../types.js';
@@ -16,7 +17,7 @@ export { constant, type Distribution, exponential, lognormal, pareto } from './d
 export { ManualClock } from './manual-clock.js';
 export { type RemapOptions, remapFraction } from './remap.js';
 export type { Series } from './series.js';
-export type { ShardLike } from './shard-views.js';
+export { type ShardLike, type ShardViewSpec, shardViews } from './shard-views.js';
 export type { ShardChange, SimShardSpec } from './sim-shard.js';
 export { type SimulationResult, simulate } from './simulate.js';
 export type { SimulateOptions } from './simulate-options.js';
