@@ -5,6 +5,9 @@
  */
 
 export { parseRetryAfter } from '../health/retry-after.js';
+// The core API too (Balancer, pickers, errors, types), so one import is enough for a transport
+// user: re-exported, not redeclared, so a name means the same class or type from either entry.
+export * from '../index.js';
 export { createHttpBalancer, HttpBalancer } from './balancer.js';
 export type { WarmResult } from './connector.js';
 export { BodyTooLargeError, HttpError } from './errors.js';
