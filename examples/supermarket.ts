@@ -17,8 +17,8 @@
  * never holds a customer back. The warm-up is left out, since the queues start empty.
  *
  * Run it: `npx tsx examples/supermarket.ts` (about a minute: 12 simulations of 100 000 customers
- * after a warm-up). `examples/supermarket.test.ts` runs a small version and checks it against the
- * formula.
+ * after a warm-up). `test/testing/supermarket.test.ts` in the repository runs a small version and
+ * checks it against the formula.
  */
 import { pathToFileURL } from 'node:url';
 import { type Picker, p2c, random } from 'shardwise';
