@@ -19,7 +19,16 @@ export default defineConfig([
     target: 'node20',
     splitting: true,
   },
-  { entry, format: ['cjs'], dts: true, sourcemap: true, clean: false, target: 'node20' },
+  {
+    entry,
+    format: ['cjs'],
+    dts: true,
+    sourcemap: true,
+    clean: false,
+    target: 'node20',
+    // One module per chunk: `require('shardwise/http').Balancer === require('shardwise').Balancer`.
+    splitting: true,
+  },
   {
     entry: { 'cli/main': 'src/cli/main.ts' },
     format: ['esm'],

@@ -12,7 +12,7 @@ export default defineConfig({
     ],
   },
   test: {
-    include: ['test/**/*.test.ts'],
+    include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 30_000,
     pool: 'forks',

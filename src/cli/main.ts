@@ -7,6 +7,7 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { UsageError } from './args.js';
 import { DEMO_HELP, demo } from './demo.js';
+import { pickerList } from './pickers.js';
 import { SIMULATE_HELP, simulateCommand } from './simulate.js';
 
 const HELP = `Usage: shardwise <command> [flags]
@@ -14,6 +15,9 @@ const HELP = `Usage: shardwise <command> [flags]
 Commands:
   demo       push a generated dataset through local HTTP shards with three pickers, compare them
   simulate   run pickers on simulated shards (virtual time), print a table, write an SVG report
+
+Pickers (--picker NAME[,NAME…] of both commands):
+${pickerList('  ')}
 
 Run \`shardwise <command> --help\` for a command's flags.`;
 

@@ -12,14 +12,11 @@ import {
   lognormal,
   pareto,
 } from '../testing/distributions.js';
-import {
-  type SimShardSpec,
-  type SimulateOptions,
-  type SimulationResult,
-  simulate,
-} from '../testing/simulate.js';
+import type { SimShardSpec } from '../testing/sim-shard.js';
+import { type SimulationResult, simulate } from '../testing/simulate.js';
+import type { SimulateOptions } from '../testing/simulate-options.js';
 import { parseFlags, UsageError } from './args.js';
-import { pickerFactory } from './pickers.js';
+import { pickerFactory, pickerList } from './pickers.js';
 import { type ChartOptions, svgDocument } from './svg.js';
 import { table } from './table.js';
 
@@ -40,6 +37,9 @@ numbers) through the real Balancer, prints a table, and with --out writes plots.
   --scenario FILE     a JSON scenario instead of the fleet flags (see below)
   --out FILE          write a report: .svg, or .html (the SVG inside a page)
   --help              this text
+
+Pickers:
+${pickerList('  ')}
 
 Scenario file: { "shards": [{ "id": "a", "latency": 10 | { "type": "exponential", "mean": 10 },
 "capacity": 4, "weight": 1, "failureRate": 0, "schedule": [{ "atMs": 1000, "latency": 100 }] }],

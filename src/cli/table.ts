@@ -5,10 +5,3 @@ export function table(header: string[], rows: string[][]): string {
     cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
-
-/** The q-quantile of sorted values (nearest rank). */
-export function percentile(sorted: ArrayLike<number>, q: number): number {
-  if (sorted.length === 0) return 0;
-  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
-  return sorted[rank]!;
-}

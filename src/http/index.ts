@@ -4,6 +4,9 @@
  * Imports the core; the core never imports it.
  */
 
+// The core API too (Balancer, pickers, errors, types), so one import is enough for a transport
+// user: re-exported, not redeclared, so a name means the same class or type from either entry.
+export * from '../index.js';
 export { parseRetryAfter } from '../transport/retry-after.js';
 export { createHttpBalancer, HttpBalancer } from './balancer.js';
 export type { WarmResult } from './connector.js';

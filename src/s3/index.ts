@@ -4,6 +4,10 @@
  * for the balancer (`SlowDown` → push-back, 5xx and network errors retried, 4xx not) and
  * keep-alive clients from `createS3Client`. Imports the core; the core never imports it.
  */
+
+// The core API too (Balancer, pickers, errors, types), so one import is enough for a transport
+// user: re-exported, not redeclared, so a name means the same class or type from either entry.
+export * from '../index.js';
 export { createS3Balancer, S3Balancer } from './balancer.js';
 export { classifyS3Error, type S3CallInfo } from './classify.js';
 export { createS3Client, S3_CLIENT_DEFAULTS } from './client.js';

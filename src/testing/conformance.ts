@@ -5,6 +5,7 @@
  */
 import { createRandom } from '../random.js';
 import type { Key, Picker, PickRequest, RandomSource, ShardState } from '../types.js';
+import { membership, randomSubset, shuffleLoads, totalInFlight } from './conformance-fleet.js';
 
 /** Options of {@link pickerConformance}. */
 export interface ConformanceOptions {
@@ -41,11 +42,6 @@ export const INVARIANTS = {
 } as const;
 
 /** A mutable load table behind frozen views: figures change, identity and fields cannot. */
-interface Membership {
-  shards: readonly ShardState[];
-  inFlight: Float64Array;
-  rttMs: Float64Array;
-}
 
 class ConformanceError extends Error {
   constructor(
@@ -383,69 +379,4 @@ function asBroken(
     invariant,
     `${what}()${context === undefined ? '' : ` (after a rebuild that ${context})`} threw: ${message}`,
   );
-}
-
-/**
- * `n` frozen views `prefix-<from>` … with weights 1–3, and load figures behind getters (read-only:
- * a picker's write throws), as the balancer's `Shard`s present them.
- */
-function membership(
-  n: number,
-  prefix: string,
-  random: RandomSource,
-  from = 0,
-  equal = false,
-): Membership {
-  const inFlight = new Float64Array(n);
-  const rttMs = new Float64Array(n).fill(30);
-  const shards = Array.from({ length: n }, (_, i): ShardState => {
-    const id = `${prefix}-${from + i}`;
-    const drawn = 1 + ((random() * 3) | 0);
-    const weight = equal ? 1 : drawn;
-    return Object.freeze({
-      id,
-      target: id,
-      weight,
-      zone: undefined,
-      labels: Object.freeze({}),
-      index: i,
-      limit: 32,
-      bytesInFlight: 0,
-      get inFlight() {
-        return inFlight[i]!;
-      },
-      get rttMs() {
-        return rttMs[i]!;
-      },
-      get load() {
-        return inFlight[i]!;
-      },
-      get cost() {
-        return rttMs[i]! * (inFlight[i]! + 1);
-      },
-    });
-  });
-  return { shards: Object.freeze(shards), inFlight, rttMs };
-}
-
-function shuffleLoads(m: Membership, random: RandomSource): void {
-  for (let i = 0; i < m.inFlight.length; i++) {
-    m.inFlight[i] = (random() * 8) | 0;
-    m.rttMs[i] = 1 + random() * 100;
-  }
-}
-
-function totalInFlight(m: Membership): number {
-  let total = 0;
-  for (let i = 0; i < m.inFlight.length; i++) total += m.inFlight[i]!;
-  return total;
-}
-
-/** A non-empty proper subset, in membership order (as the balancer filters). */
-function randomSubset(shards: readonly ShardState[], random: RandomSource): readonly ShardState[] {
-  const out: ShardState[] = [];
-  const skip = (random() * shards.length) | 0; // at least one left out
-  for (let i = 0; i < shards.length; i++) if (i !== skip && random() < 0.6) out.push(shards[i]!);
-  if (out.length === 0) out.push(shards[(skip + 1) % shards.length]!);
-  return Object.freeze(out);
 }

@@ -1,7 +1,8 @@
 /**
  * shardwise/testing — deterministic tools to test pickers and configurations: a manual clock,
  * a seeded random source, latency distributions, a simulator that drives the real `Balancer` on
- * virtual time, the remap measure of hashing pickers, and the picker conformance checks.
+ * virtual time, shard views to drive a picker directly, the remap measure of hashing pickers, and
+ * the picker conformance checks.
  */
 import { createRandom } from '../random.js';
 import type { RandomSource } from '../types.js';
@@ -15,18 +16,20 @@ export {
 export { constant, type Distribution, exponential, lognormal, pareto } from './distributions.js';
 export { ManualClock } from './manual-clock.js';
 export { type RemapOptions, remapFraction } from './remap.js';
-export type { ShardLike } from './shard-views.js';
+export type { Series } from './series.js';
+export { type ShardLike, type ShardViewSpec, shardViews } from './shard-views.js';
+export type { ShardChange, SimShardSpec } from './sim-shard.js';
+export { type SimulationResult, simulate } from './simulate.js';
+export type { SimulateOptions } from './simulate-options.js';
 export {
-  type Arrivals,
-  type KeySpec,
+  LATENCY_BUCKET_EDGES_MS,
+  type LatencyHistogram,
   type LatencySummary,
-  type ShardChange,
+  quantile,
   type ShardResult,
-  type SimShardSpec,
-  type SimulateOptions,
-  type SimulationResult,
-  simulate,
-} from './simulate.js';
+  type WarmupSummary,
+} from './summary.js';
+export type { Arrivals, KeySpec } from './workload.js';
 
 /**
  * A seeded uniform source in [0, 1): the same seed gives the same sequence, in any process.

@@ -51,7 +51,7 @@ export function remapFraction(options: RemapOptions): number {
   }
   const oneInstance = typeof picker === 'function' ? undefined : picker;
   const choose = (field: string, shards: readonly ShardLike[]): (string | undefined)[] => {
-    const views = shardViews(field, shards);
+    const views = shardViews(shards, field);
     const instance = oneInstance ?? (picker as () => Picker)();
     if (oneInstance === undefined) checkPicker(instance);
     instance.rebuild?.(views);

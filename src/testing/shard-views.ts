@@ -1,9 +1,17 @@
 /**
- * Plain, frozen `ShardState` objects, for calling a picker on its own (no balancer): the remap
- * measure and the conformance checks build their memberships from these.
+ * Plain, frozen `ShardState` objects, for calling a picker on its own (no balancer) with the load
+ * figures a test chooses. The remap measure builds its memberships from these too.
  */
 import { ConfigError } from '../errors.js';
 import type { ShardState } from '../types.js';
+import {
+  checkKnownKeys,
+  checkObject,
+  duration,
+  nonNegativeInt,
+  positiveFinite,
+  positiveInt,
+} from '../validate.js';
 
 /** A shard as {@link remapFraction} takes it: an id, or a spec without a required target. */
 export type ShardLike =
@@ -16,36 +24,108 @@ export type ShardLike =
       labels?: Record<string, string>;
     };
 
-/** Load figures of a view (all idle by default). */
-export interface ViewLoad {
+/**
+ * A shard as {@link shardViews} takes it: identity, plus the load figures a picker reads. Every
+ * figure is optional; the defaults are an idle shard, and `load` and `cost` follow from the others
+ * as the balancer computes them (without push-back).
+ */
+export interface ShardViewSpec {
+  id: string;
+  /** Default: the id. */
+  target?: unknown;
+  /** Default 1. */
+  weight?: number;
+  zone?: string;
+  labels?: Record<string, string>;
+  /** Calls outstanding (default 0). */
   inFlight?: number;
-  rttMs?: number;
+  /** Bytes outstanding (default 0). */
+  bytesInFlight?: number;
+  /** In-flight cap (default 32). */
   limit?: number;
+  /** Peak-EWMA latency estimate, ms (default 30, the estimate before a first sample). */
+  rttMs?: number;
+  /** Load the shard reported about itself (default none, counted as 0). */
+  reportedLoad?: number;
+  /** Default `inFlight + reportedLoad`; set it higher to stand for a push-back penalty. */
+  load?: number;
+  /** Default `rttMs × (inFlight + 1 + reportedLoad)`. */
+  cost?: number;
 }
 
-/** A frozen `ShardState` for `shard` at position `index`. */
-export function shardView(shard: ShardLike, index: number, load: ViewLoad = {}): ShardState {
-  const spec = typeof shard === 'string' ? { id: shard } : shard;
-  const inFlight = load.inFlight ?? 0;
-  const rttMs = load.rttMs ?? 30;
+const KEYS = [
+  'id',
+  'target',
+  'weight',
+  'zone',
+  'labels',
+  'inFlight',
+  'bytesInFlight',
+  'limit',
+  'rttMs',
+  'reportedLoad',
+  'load',
+  'cost',
+];
+
+function figure(field: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new ConfigError(field, 'must be a finite number ≥ 0', value);
+  }
+  return value;
+}
+
+function view(shard: string | ShardViewSpec, index: number, field: string): ShardState {
+  if (typeof shard !== 'string') {
+    checkObject(field, shard);
+    checkKnownKeys(field, shard, KEYS);
+  }
+  const spec: ShardViewSpec = typeof shard === 'string' ? { id: shard } : shard;
+  if (typeof spec.id !== 'string' || spec.id.length === 0) {
+    throw new ConfigError(`${field}.id`, 'must be a non-empty string', spec.id);
+  }
+  const at = (name: string) => `${field}.${name}`;
+  const inFlight = spec.inFlight === undefined ? 0 : nonNegativeInt(at('inFlight'), spec.inFlight);
+  const rttMs = spec.rttMs === undefined ? 30 : duration(at('rttMs'), spec.rttMs);
+  const reported =
+    spec.reportedLoad === undefined ? undefined : figure(at('reportedLoad'), spec.reportedLoad);
+  const extra = reported ?? 0;
   return Object.freeze({
     id: spec.id,
     target: spec.target ?? spec.id,
-    weight: spec.weight ?? 1,
+    weight: spec.weight === undefined ? 1 : positiveFinite(at('weight'), spec.weight),
     zone: spec.zone,
     labels: Object.freeze({ ...(spec.labels ?? {}) }),
     index,
     inFlight,
-    bytesInFlight: 0,
-    limit: load.limit ?? 32,
+    bytesInFlight:
+      spec.bytesInFlight === undefined ? 0 : figure(at('bytesInFlight'), spec.bytesInFlight),
+    limit: spec.limit === undefined ? 32 : positiveInt(at('limit'), spec.limit, true),
     rttMs,
-    load: inFlight,
-    cost: rttMs * (inFlight + 1),
+    load: spec.load === undefined ? inFlight + extra : figure(at('load'), spec.load),
+    reportedLoad: reported,
+    cost: spec.cost === undefined ? rttMs * (inFlight + 1 + extra) : figure(at('cost'), spec.cost),
   });
 }
 
-/** Frozen views of `shards`, in order, with unique ids checked. */
-export function shardViews(field: string, shards: readonly ShardLike[]): readonly ShardState[] {
+/**
+ * Frozen `ShardState`s for driving a picker directly, in membership order (`index` 0, 1, …), with
+ * the load figures the test sets: a string is an idle shard with that id. Ids must be unique.
+ * Frozen, so a picker that writes to a shard throws (pickers read figures, never write them).
+ * `field` names the argument in a `ConfigError`.
+ *
+ * @example
+ * import { p2c } from 'shardwise';
+ * import { seededRandom, shardViews } from 'shardwise/testing';
+ *
+ * const [busy, idle] = shardViews([{ id: 'busy', inFlight: 9 }, { id: 'idle', inFlight: 1 }]);
+ * const picked = p2c().pick([busy!, idle!], { attempt: 1, random: seededRandom(1), totalInFlight: 10 });
+ * // picked === idle: of two shards drawn, P2C keeps the less loaded
+ */
+export function shardViews(
+  shards: readonly (string | ShardViewSpec)[],
+  field = 'shards',
+): readonly ShardState[] {
   if (!Array.isArray(shards)) throw new ConfigError(field, 'must be an array of shards', shards);
   const seen = new Set<string>();
   const views = shards.map((shard, i) => {
@@ -56,7 +136,7 @@ export function shardViews(field: string, shards: readonly ShardLike[]): readonl
     if (seen.has(id))
       throw new ConfigError(`${field}[${i}].id`, 'must be unique, and is used twice', id);
     seen.add(id);
-    return shardView(shard, i);
+    return view(shard, i, `${field}[${i}]`);
   });
   return Object.freeze(views);
 }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
+import { PICKERS } from '../../src/cli/pickers.js';
 
 /** Runs the CLI in-process and captures what it prints. */
 async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
@@ -31,11 +32,44 @@ describe('shardwise command', () => {
     expect((await cli('simulate', '--help')).out).toContain('--scenario');
   });
 
+  it('offers every built-in picker by its own name, and lists them in help', async () => {
+    const names = Object.keys(PICKERS);
+    expect(names).toEqual([
+      'round-robin',
+      'weighted-round-robin',
+      'random',
+      'p2c',
+      'p2c:ewma',
+      'p2c:bytes',
+      'least-in-flight',
+      'peak-ewma',
+      'consistent-hash:ring',
+      'consistent-hash:maglev',
+      'consistent-hash:rendezvous',
+      'consistent-hash:jump',
+    ]);
+    for (const name of names) expect(PICKERS[name]!().name).toBe(name);
+    const help = (await cli('--help')).out;
+    for (const name of names) expect(help).toContain(name);
+    for (const line of help.split('\n')) expect(line.length).toBeLessThanOrEqual(100);
+    expect((await cli('simulate', '--help')).out).toContain('consistent-hash:jump');
+    expect((await cli('demo', '--help')).out).toContain('p2c:bytes');
+  });
+
+  it('simulates every picker it lists, each row under its own name', async () => {
+    const names = Object.keys(PICKERS);
+    const { code, out } = await cli('simulate', '--picker', names.join(','), '--requests', '400');
+    expect(code).toBe(0);
+    const rows = out.split('\n').slice(2, 2 + names.length);
+    expect(rows.map((line) => line.split(/\s+/)[0])).toEqual(names);
+  });
+
   it.each([
     [['frobnicate'], 'unknown command'],
     [['demo', '--records', 'many'], '--records must be an integer'],
     [['demo', '--records', '0'], '--records must be an integer ≥ 1'],
     [['demo', '--picker', 'nope'], 'unknown picker "nope"'],
+    [['simulate', '--picker', 'ring'], 'unknown picker "ring" (known: round-robin,'],
     [['simulate', '--colour', 'red'], 'unknown flag --colour'],
     [['simulate', '--out', 'report.png'], '--out must name a .svg or .html file'],
     [['simulate', '--scenario', '/definitely/not/here.json'], 'cannot read scenario'],
@@ -125,6 +159,13 @@ describe('shardwise command', () => {
     );
     expect(code).toBe(0);
     expect(out).toMatch(/^lost: 0$/m);
+    expect(out).toMatch(
+      /^winner at p99: (round-robin|peak-ewma), \d+\.\d ms vs \d+\.\d ms for (round-robin|peak-ewma), the runner-up \(\d+\.\d\d× better\)$/m,
+    );
+    // Not a terminal: full progress lines, no `\r` redraws; each pass ends with all written.
+    expect(out).not.toContain('\r');
+    expect(out).toMatch(/^round-robin: 5,000\/5,000 written, [\d,]+ records\/s, /m);
+    expect(out).toMatch(/^peak-ewma: 5,000\/5,000 written, [\d,]+ records\/s, /m);
     // Table rows (not progress lines): name, seconds with a decimal point, records/s …
     const rows = out
       .split('\n')

@@ -1,22 +1,54 @@
 /**
- * The custom picker of examples/custom-picker, tested the way a team would test its own:
- * conformance invariants, exact picks on a manual clock with a seeded random source, and a
- * simulation against round robin with one slow shard.
+ * The test of the custom picker beside it, as a team would test its own: conformance invariants,
+ * exact picks on shards whose load the test sets, picks on a manual clock with a seeded random
+ * source, and a simulation against round robin with one slow shard. It imports only `shardwise`,
+ * `shardwise/testing` and vitest: copy this folder into your project and `npx vitest` runs it.
  */
-import { describe, expect, it } from 'vitest';
-import { leastLatency, main } from '../../examples/custom-picker/least-latency.js';
-import { Balancer, PushBackError, roundRobin } from '../../src/index.js';
+import { Balancer, PushBackError, roundRobin, type ShardState } from 'shardwise';
 import {
   exponential,
   ManualClock,
   pickerConformance,
   seededRandom,
+  shardViews,
   simulate,
-} from '../../src/testing/index.js';
-import { countBy, fakeShard, resolveAfter, scripted, tick } from '../core/helpers.js';
+} from 'shardwise/testing';
+import { describe, expect, it } from 'vitest';
+import { leastLatency, main } from './least-latency.js';
 
-// Examples import the package by name; point the names at the sources (tsconfig `paths` does
-// the same for tsc and tsx).
+/** Advances virtual time by `ms`, letting the work each timer starts run before the next fires. */
+async function tick(clock: ManualClock, ms: number): Promise<void> {
+  const flush = () => new Promise((resolve) => setImmediate(resolve));
+  const target = clock.now() + ms;
+  await flush();
+  for (let next = clock.nextTimerAt(); next !== undefined && next <= target; ) {
+    clock.advanceTo(next);
+    await flush();
+    next = clock.nextTimerAt();
+  }
+  clock.advanceTo(target);
+  await flush();
+}
+
+/** Resolves after `ms` of virtual time: a shard that takes `ms` to answer. */
+function answerAfter(clock: ManualClock, ms: number): Promise<void> {
+  return new Promise((resolve) => clock.setTimer(resolve, ms));
+}
+
+/** A random source that replays `values`, to make a picker's two draws whatever the test needs. */
+function scripted(values: readonly number[]): () => number {
+  let i = 0;
+  return () => {
+    if (i >= values.length) throw new Error(`scripted random ran out after ${values.length} draws`);
+    return values[i++]!;
+  };
+}
+
+function countBy(ids: readonly string[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const id of ids) counts[id] = (counts[id] ?? 0) + 1;
+  return counts;
+}
 
 describe('leastLatency (examples/custom-picker)', () => {
   it('keeps every picker invariant', () => {
@@ -29,8 +61,10 @@ describe('leastLatency (examples/custom-picker)', () => {
 
   it('picks the lower latency of its two draws, ties to fewer in flight (exact)', () => {
     const picker = leastLatency();
-    const fast = fakeShard('fast', 0, { rttMs: 10, inFlight: 9 });
-    const slow = fakeShard('slow', 1, { rttMs: 50, inFlight: 0 });
+    const [fast, slow] = shardViews([
+      { id: 'fast', rttMs: 10, inFlight: 9 },
+      { id: 'slow', rttMs: 50, inFlight: 0 },
+    ]) as [ShardState, ShardState];
     const request = (values: number[]) => ({
       attempt: 1,
       totalInFlight: 0,
@@ -39,12 +73,14 @@ describe('leastLatency (examples/custom-picker)', () => {
     // Draws 0 then 0.9 → shards 0 and 1; draws 0.9 then 0 → shards 1 and 0: either order.
     expect(picker.pick([fast, slow], request([0, 0.9]))).toBe(fast);
     expect(picker.pick([fast, slow], request([0.9, 0]))).toBe(fast);
-    const busy = fakeShard('busy', 0, { rttMs: 20, inFlight: 5 });
-    const idle = fakeShard('idle', 1, { rttMs: 20, inFlight: 1 });
+    const [busy, idle] = shardViews([
+      { id: 'busy', rttMs: 20, inFlight: 5 },
+      { id: 'idle', rttMs: 20, inFlight: 1 },
+    ]) as [ShardState, ShardState];
     expect(picker.pick([busy, idle], request([0, 0.9]))).toBe(idle);
     expect(picker.pick([busy, idle], request([0.9, 0]))).toBe(idle);
     // Pushing back (load carries a penalty over inFlight): the slower shard wins.
-    const pushing = fakeShard('pushing', 0, { rttMs: 1, inFlight: 0, load: 1e9 });
+    const [pushing] = shardViews([{ id: 'pushing', rttMs: 1, load: 1e9 }]) as [ShardState];
     expect(picker.pick([pushing, slow], request([0, 0.9]))).toBe(slow);
     expect(picker.pick([fast], request([]))).toBe(fast);
     expect(picker.pick([], request([]))).toBeUndefined();
@@ -68,7 +104,7 @@ describe('leastLatency (examples/custom-picker)', () => {
     const runs: Promise<unknown>[] = [];
     // One run per virtual ms for 300 ms.
     for (let t = 0; t < 300; t++) {
-      runs.push(balancer.run((shard) => resolveAfter(clock, shard.target, undefined)));
+      runs.push(balancer.run((shard) => answerAfter(clock, shard.target)));
       await tick(clock, 1);
     }
     await tick(clock, 100);
@@ -100,9 +136,7 @@ describe('leastLatency (examples/custom-picker)', () => {
     });
     // `a` answers with a push-back for 10 s (a 429 with Retry-After: 10); `b` takes 40 ms.
     const call = (shard: { id: string }) =>
-      shard.id === 'a'
-        ? Promise.reject(new PushBackError(10_000))
-        : resolveAfter(clock, 40, undefined);
+      shard.id === 'a' ? Promise.reject(new PushBackError(10_000)) : answerAfter(clock, 40);
     const first = [balancer.run(call), balancer.run(call)].map((p) => p.catch((e: unknown) => e));
     await tick(clock, 40);
     const outcomes = await Promise.all(first);
