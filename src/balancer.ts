@@ -21,6 +21,7 @@ import {
   provesNotSent,
   type ResolvedRetryOptions,
 } from './health/retry.js';
+import { checkLoadReport, type LoadReportFigures } from './load/load-report.js';
 import { TickClock } from './load/tick.js';
 import {
   type BalancerOptions,
@@ -219,7 +220,7 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
             healthChanged: (shard, change, durationMs) =>
               this.#healthChanged(shard as Shard<T>, change, durationMs),
           });
-    this.#request = { key: undefined, attempt: 1, random: this.random, totalInFlight: 0 };
+    this.#request = { key: undefined, attempt: 1, random: this.random, totalInFlight: 0, now: 0 };
     this.#policy = options.policy;
     const shards = options.shards.map((spec, i) => this.#newShard(spec, i));
     if (options.prefer !== undefined) {
@@ -850,6 +851,7 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
     request.key = run.key;
     request.attempt = run.attempt + 1;
     request.totalInFlight = this.#inFlight;
+    request.now = this.#tick;
     let picked: ShardState | undefined | null;
     this.#ticker.tick = this.#tick;
     this.#ticker.frozen = true;
@@ -1202,6 +1204,22 @@ export class Balancer<T = unknown> extends EventEmitter<BalancerEvents> {
       wait?.resolve();
       if (this.listenerCount('drained') > 0) this.emit('drained');
     }
+  }
+
+  /**
+   * Records a shard's own ORCA load report (utilization, requests and errors per second, from
+   * all its clients), for custom transports; the HTTP transport feeds the `endpoint-load-metrics`
+   * response header by itself. `weightedByLoadReport()` weighs shards by these figures. Throws a
+   * `ConfigError` for an unknown shard id or figures that are not finite numbers ≥ 0.
+   *
+   * @example
+   * const reply = await grpcCall(shard.target);
+   * balancer.reportLoad(shard.id, { cpuUtilization: reply.cpu, rpsFractional: reply.rps, eps: reply.eps });
+   */
+  reportLoad(shardId: string, report: LoadReportFigures): void {
+    const shard = this.#shards.find((s) => s.id === shardId);
+    if (shard === undefined) throw new ConfigError('shardId', 'must name a member shard', shardId);
+    shard.loadReports.record(checkLoadReport('report', report));
   }
 }
 

@@ -1,9 +1,10 @@
 import type { ConcurrencyLimit } from './limits/types.js';
 import { PeakEwma } from './load/ewma.js';
 import { InFlight } from './load/inflight.js';
+import { LoadReportStore } from './load/load-report.js';
 import { PushBack } from './load/pushback.js';
 import { ReportedLoad } from './load/reported.js';
-import type { Clock, EwmaOptions, ShardSpec, ShardState } from './types.js';
+import type { Clock, EwmaOptions, LoadReport, ShardSpec, ShardState } from './types.js';
 
 /** Health of one shard as the outlier detector sees it. */
 export type HealthState = 'healthy' | 'ejected' | 'probing';
@@ -28,6 +29,8 @@ export class Shard<T = unknown> extends InFlight implements ShardState<T> {
   readonly ewma: PeakEwma;
   readonly pushBack: PushBack;
   readonly reported: ReportedLoad;
+  /** ORCA load reports (`endpoint-load-metrics`, `Balancer.reportLoad`), for load-report pickers. */
+  readonly loadReports: LoadReportStore;
   private readonly clock: Clock;
 
   health: HealthState = 'healthy';
@@ -72,6 +75,7 @@ export class Shard<T = unknown> extends InFlight implements ShardState<T> {
     this.ewma = new PeakEwma(clock, ewma);
     this.pushBack = new PushBack(clock);
     this.reported = new ReportedLoad(clock);
+    this.loadReports = new LoadReportStore(clock);
   }
 
   get inFlight(): number {
@@ -102,6 +106,10 @@ export class Shard<T = unknown> extends InFlight implements ShardState<T> {
 
   get reportedLoad(): number | undefined {
     return this.reported.last;
+  }
+
+  get loadReport(): LoadReport | undefined {
+    return this.loadReports.latest;
   }
 
   /** The shard asked for `ms` of relief (429, SlowDown, Retry-After): its cost rises that long. */
