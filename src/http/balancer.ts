@@ -9,6 +9,7 @@ import { type PreparedBody, prepareBody, readBody, toStream, untouched } from '.
 import { annotateTransportError, type ExchangeInfo, statusError } from './classify.js';
 import type { WarmResult } from './connector.js';
 import { BodyTooLargeError } from './errors.js';
+import { feedLoadMetrics, LOAD_METRICS_HEADER, parseLoadMetrics } from './load-metrics.js';
 import {
   HTTP_DEFAULTS,
   HTTP_OPTION_KEYS,
@@ -367,6 +368,11 @@ export class HttpBalancer extends Balancer<HttpTarget> {
     if (loadHeader !== undefined) {
       const load = parseLoadHeader(headers[loadHeader]);
       if (load !== undefined) feedReportedLoad(shard, load);
+    }
+    const orca = headers[LOAD_METRICS_HEADER];
+    if (orca !== undefined) {
+      const report = parseLoadMetrics(orca);
+      if (report !== undefined) feedLoadMetrics(shard, report);
     }
     if (statusCode >= 400) {
       throw statusError(statusCode, headers, data, {
