@@ -20,6 +20,7 @@
  *
  * Run: node --expose-gc --import tsx bench/fleet.bench.ts   (about 1.5 minutes)
  */
+import { cpus, loadavg } from 'node:os';
 import { runFleet, startProducers, startShards, stopAll } from './fleet/fleet.js';
 import { halvingMs, herding, maxOverMean, percentile, shareOver } from './fleet/metrics.js';
 import type { PickerName } from './fleet/producer.js';
@@ -45,6 +46,7 @@ interface Row {
   failed: number;
 }
 
+const loadBefore = loadavg()[0]!;
 const shards = await startShards(8, 4, 25);
 const rows: Row[] = [];
 try {
@@ -95,6 +97,7 @@ for (const row of rows) {
     `${fmt(row.herding * 100, 1)} %${loadAware ? ` ${goal(row.herding <= 0.05)}` : ''}`,
     `${fmt(row.p99, 1)} ms`,
     ratio(row.p99 / rr.p99),
+    fmt(row.ok / (DURATION_MS / 1_000), 0),
     `${Number.isFinite(row.halvesMs) ? `${fmt(row.halvesMs / 1000, 1)} s` : '> 3 s'}${
       loadAware ? ` ${goal(row.halvesMs <= 2_000)}` : ''
     }`,
@@ -114,4 +117,8 @@ printTable(
     'failed',
   ],
   table,
+);
+// The machine is shared: a high load average means the figures above are partly contention.
+console.log(
+  `\nload average (1 min) on ${cpus().length} cores: ${fmt(loadBefore, 1)} before, ${fmt(loadavg()[0]!, 1)} after`,
 );

@@ -117,6 +117,11 @@ export class DnsWatch extends EventEmitter<DnsWatchEvents> {
       return;
     }
     if (this.#closed) return;
+    // A closed balancer takes no more shards: the watch has nothing left to do.
+    if (this.#balancer.closed === true) {
+      this.close();
+      return;
+    }
     try {
       this.#apply(resolution.records);
     } catch (error) {
@@ -147,7 +152,6 @@ export class DnsWatch extends EventEmitter<DnsWatchEvents> {
   /** Makes the membership the resolved set: only the difference changes; kept shards stay. */
   #apply(records: DnsRecord[]): void {
     const balancer = this.#balancer;
-    if (balancer.closed === true) return;
     const wanted = new Map(records.map((r) => [r.id, r]));
     const current = balancer.shards;
     const specs: ShardSpec<unknown>[] = [];

@@ -250,4 +250,20 @@ describe.skipIf(DNSMASQ === undefined)('watchDns against dnsmasq', () => {
     expect(clock.pendingTimers).toBe(0);
     expect(watch.closed).toBe(true);
   });
+
+  it('stops by itself once the balancer is closed', async () => {
+    dns = await DnsServer.start({ hosts: { ingest: ['127.0.0.11'] } });
+    const clock = new ManualClock();
+    const balancer = balancerOn(clock);
+    watch = watchDns(balancer, { hostname: NAME, port: 80, servers: [dns.address] });
+    await watch.ready;
+    await balancer.close();
+    await dns.setHosts({ ingest: ['127.0.0.12'] });
+    const w = watch;
+    clock.advance(1_000);
+    for (let i = 0; i < 500 && !w.closed; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(w.closed).toBe(true);
+    expect(ids(balancer)).toEqual(['127.0.0.11:80']);
+    expect(clock.pendingTimers).toBe(0);
+  });
 });
