@@ -5,12 +5,12 @@
  * `endpoint-load-metrics` header, and records its in-flight count over time. Per picker and N:
  *
  *   max/mean  = the busiest shard's time-averaged in-flight ÷ the mean over shards, over the
- *               steady part (1.0–3.0 s after the start; 1.00 = perfectly even)
+ *               steady part (1.0–4.0 s after the start; 1.00 = perfectly even)
  *   herding   = fraction of 100 ms windows in that part where some shard held more than twice
  *               its fair share (1/8) of the fleet's in-flight
  *   p99       = client-side latency of requests that ended in the steady part; `÷ rr` against
  *               round robin in the same run
- *   halves in = at 3.0 s shard 0 turns 5× slower: time until its share of new requests falls
+ *   halves in = at 4.0 s shard 0 turns 5× slower: time until its share of new requests falls
  *               below half its steady share for two consecutive 100 ms windows (3 s observed)
  *
  * Goals at 8 producers: max/mean ≤ 1.2 with p2c and peakEwma; herding ≤ 5 % and the slowed
@@ -18,11 +18,15 @@
  * weightedByLoadReport). Round robin is the baseline. weightedByLoadReport runs with a 1 s
  * blackout (default 10 s) so its weights count within the run.
  *
+ * First, the cost of one `weightedByLoadReport` pick against `weightedRoundRobin` (bench/fleet/
+ * pick-cost.ts).
+ *
  * Run: node --expose-gc --import tsx bench/fleet.bench.ts   (about 1.5 minutes)
  */
 import { cpus, loadavg } from 'node:os';
 import { runFleet, startProducers, startShards, stopAll } from './fleet/fleet.js';
 import { halvingMs, herding, maxOverMean, percentile, shareOver } from './fleet/metrics.js';
+import { measurePickCost } from './fleet/pick-cost.js';
 import type { PickerName } from './fleet/producer.js';
 import { fmt, goal, printHeader, printTable, ratio } from './lib.js';
 
@@ -30,9 +34,9 @@ const PICKERS: PickerName[] = ['roundRobin', 'p2c', 'peakEwma', 'weightedByLoadR
 const PRODUCERS = [4, 8];
 const WORKERS = 16;
 const WINDOW_MS = 100;
-const STEADY = { from: 10, to: 30 }; // windows: 1.0–3.0 s
-const SLOW_AT_MS = 3_000;
-const DURATION_MS = 6_000;
+const STEADY = { from: 10, to: 40 }; // windows: 1.0–4.0 s
+const SLOW_AT_MS = 4_000;
+const DURATION_MS = 7_000;
 const SLOW_SHARD = 0;
 
 interface Row {
@@ -47,6 +51,8 @@ interface Row {
 }
 
 const loadBefore = loadavg()[0]!;
+const cost = measurePickCost();
+
 const shards = await startShards(8, 4, 25);
 const rows: Row[] = [];
 try {
@@ -112,11 +118,26 @@ printTable(
     'herding',
     'p99',
     'p99 ÷ rr',
+    'req/s',
     'slowed share halves in',
     'ok',
     'failed',
   ],
   table,
+);
+printHeader('weightedByLoadReport pick cost, 8 reporting shards (peer: weightedRoundRobin)');
+printTable(
+  ['picker', 'ns/pick', 'peer ns/pick', 'ratio', 'bytes/pick', 'peer bytes/pick'],
+  [
+    [
+      'weightedByLoadReport',
+      fmt(cost.ns, 1),
+      fmt(cost.peerNs, 1),
+      ratio(cost.ratio),
+      fmt(cost.bytes, 2),
+      fmt(cost.peerBytes, 2),
+    ],
+  ],
 );
 // The machine is shared: a high load average means the figures above are partly contention.
 console.log(
