@@ -12,6 +12,9 @@ import {
 /**
  * Options of {@link watchDns}: what to resolve (`hostname` or `srv`, one of them), how a record
  * becomes a shard, and how often to look again.
+ *
+ * @example
+ * const options: DnsWatchOptions = { srv: '_ingest._tcp.internal', servers: ['10.0.0.53'], refreshMs: 10_000 };
  */
 export interface DnsWatchOptions<T = string> {
   /** A name whose A and AAAA records are the shards (a headless Kubernetes Service, …). */

@@ -8,6 +8,9 @@ import { type DnsRecord, type Resolution, resolveShards } from './resolve.js';
 /**
  * What the watch needs of a balancer: its membership and its clock. The core `Balancer`,
  * `createHttpBalancer()` and `createS3Balancer()` all fit.
+ *
+ * @example
+ * const membership: DnsMembership<string> = new Balancer<string>({ shards: [{ id: 'seed', target: 'http://seed' }] });
  */
 export interface DnsMembership<T> {
   readonly shards: readonly ShardState<unknown>[];
@@ -17,7 +20,12 @@ export interface DnsMembership<T> {
   setShards(specs: ShardSpec<T>[]): Promise<void>;
 }
 
-/** A membership change the watch applied. */
+/**
+ * A membership change the watch applied.
+ *
+ * @example
+ * watch.on('change', ({ added, removed, reweighted }) => log.info({ added, removed, reweighted }));
+ */
 export interface DnsChange {
   /** Ids (`address:port`) of the shards added. */
   added: string[];

@@ -10,7 +10,13 @@ import { ConfigError, isShardwiseError } from '../errors.js';
 import type { EjectEvent, FailureEvent, RetryEvent, RouteEvent, SuccessEvent } from '../events.js';
 import { checkKnownKeys, checkObject } from '../validate.js';
 
-/** Where the instruments are created: a `MeterProvider` (a meter named `shardwise` is taken from it) or a `Meter`. */
+/**
+ * Where the instruments are created: a `MeterProvider` (a meter named `shardwise` is taken from
+ * it) or a `Meter`.
+ *
+ * @example
+ * instrument(balancer, { meter: metrics.getMeter('ingest-job') });
+ */
 export type InstrumentOptions = { meterProvider: MeterProvider } | { meter: Meter };
 
 /** An attempt's outcome, the `shardwise.outcome` attribute. */

@@ -3,7 +3,12 @@ import type { Picker, PickRequest, ShardState } from '../types.js';
 import { checkKnownKeys, checkObject, duration, orDefault } from '../validate.js';
 import { weightedRoundRobin } from './weighted-round-robin.js';
 
-/** Options of {@link weightedByLoadReport}. */
+/**
+ * Options of {@link weightedByLoadReport}.
+ *
+ * @example
+ * weightedByLoadReport({ blackoutMs: 5_000, expiryMs: 60_000, errorPenalty: 2 });
+ */
 export interface WeightedByLoadReportOptions {
   /** Time after a shard's first report (or its first after an expiry) before its weight counts, ms (default 10 000). */
   blackoutMs?: number;
@@ -13,7 +18,13 @@ export interface WeightedByLoadReportOptions {
   errorPenalty?: number;
 }
 
-/** The picker: a `Picker` plus a read-out of the weights it uses. */
+/**
+ * The picker: a `Picker` plus a read-out of the weights it uses.
+ *
+ * @example
+ * const picker = weightedByLoadReport();
+ * console.log(picker.weightOf('10.0.0.1:8080')); // e.g. 2327 (rps / utilization), or the mean
+ */
 export interface LoadReportPicker extends Picker {
   /** The weight the picker gives a member shard now (as of its last recompute), or undefined. */
   weightOf(shardId: string): number | undefined;
