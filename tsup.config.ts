@@ -5,6 +5,8 @@ const entry = {
   'http/index': 'src/http/index.ts',
   's3/index': 'src/s3/index.ts',
   'testing/index': 'src/testing/index.ts',
+  'dns/index': 'src/dns/index.ts',
+  'otel/index': 'src/otel/index.ts',
 };
 
 // Library: ESM keeps dependencies external; CJS inlines ESM-only ones (TOOLCHAIN.md trap 1).

@@ -7,6 +7,7 @@ import { Feedback } from './feedback.js';
 import { RetryBudget } from './health/budget.js';
 import { OutlierDetector } from './health/outlier.js';
 import { defaultRetryable } from './health/retry.js';
+import { checkLoadReport, type LoadReportFigures } from './load/load-report.js';
 import { TickClock } from './load/tick.js';
 import { Membership, type MembershipHooks } from './membership.js';
 import {
@@ -300,14 +301,25 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends EventEmitter<Balanc
   }
 
   /**
-   * Feeds the load a shard reported about itself (a response header such as `x-shard-load`) into
-   * its `load` and `cost` while fresh (10 s). For transports: the HTTP one calls it for its
-   * `loadHeader`; a custom one may, with the shard (or id) its `send` was given.
+   * Feeds what a shard reported about its own load, for transports (the HTTP one does it for the
+   * `loadHeader` and `endpoint-load-metrics` response headers; a custom one may, with the shard or
+   * id its `send` was given): a number is a load figure (`x-shard-load`), folded into the shard's
+   * `load` and `cost` while fresh (10 s); an object is an ORCA report (utilization, requests and
+   * errors per second from all its clients), which `weightedByLoadReport()` weighs shards by.
+   * Throws a `ConfigError` for an unknown shard or figures that are not finite numbers ≥ 0.
+   *
+   * @example
+   * const reply = await grpcCall(shard.target);
+   * balancer.reportLoad(shard.id, { cpuUtilization: reply.cpu, rpsFractional: reply.rps, eps: reply.eps });
    */
-  reportLoad(shard: string | ShardState<T>, load: number): void {
+  reportLoad(shard: string | ShardState<T>, load: number | LoadReportFigures): void {
     const member = this.#member(shard);
+    if (typeof load === 'object' && load !== null) {
+      member.loadReports.record(checkLoadReport('report', load));
+      return;
+    }
     if (typeof load !== 'number' || !Number.isFinite(load) || load < 0) {
-      throw new ConfigError('load', 'must be a finite number ≥ 0', load);
+      throw new ConfigError('load', 'must be a finite number ≥ 0, or an ORCA report', load);
     }
     member.reportLoad(load);
   }

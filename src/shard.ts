@@ -4,10 +4,11 @@ import type { ConcurrencyLimit } from './limits/types.js';
 import { PeakEwma } from './load/ewma.js';
 import { FailureRate } from './load/failures.js';
 import { InFlight } from './load/inflight.js';
+import { LoadReportStore } from './load/load-report.js';
 import { PushBack } from './load/pushback.js';
 import { ReportedLoad } from './load/reported.js';
 import type { DisplacedCounts } from './stats.js';
-import type { Clock, EwmaOptions, ShardSpec, ShardState } from './types.js';
+import type { Clock, EwmaOptions, LoadReport, ShardSpec, ShardState } from './types.js';
 
 /**
  * The balancer's record of one shard: identity, load figures (kept by `load/`), a health record
@@ -31,6 +32,8 @@ export class Shard<T = unknown> extends InFlight implements ShardState<T> {
   readonly pushBack: PushBack;
   readonly reported: ReportedLoad;
   readonly failureRate: FailureRate;
+  /** ORCA load reports (`endpoint-load-metrics`, `Balancer.reportLoad`), for load-report pickers. */
+  readonly loadReports: LoadReportStore;
   readonly health = new HealthRecord();
   private readonly clock: Clock;
 
@@ -69,6 +72,7 @@ export class Shard<T = unknown> extends InFlight implements ShardState<T> {
     this.pushBack = new PushBack(clock);
     this.reported = new ReportedLoad(clock);
     this.failureRate = new FailureRate(this.ewma.decayMs);
+    this.loadReports = new LoadReportStore(clock);
   }
 
   get inFlight(): number {
@@ -106,6 +110,10 @@ export class Shard<T = unknown> extends InFlight implements ShardState<T> {
 
   get reportedLoad(): number | undefined {
     return this.reported.last;
+  }
+
+  get loadReport(): LoadReport | undefined {
+    return this.loadReports.latest;
   }
 
   /** The shard as events show it: identity and figures, never its target. */

@@ -74,6 +74,30 @@ export interface ShardState<T = unknown> {
    * tower). Lower is better.
    */
   readonly cost: number;
+  /** The shard's latest ORCA load report (`endpoint-load-metrics`, `reportLoad`), if any. */
+  readonly loadReport?: LoadReport | undefined;
+}
+
+/**
+ * A shard's latest load report (ORCA figures), as pickers read it from `ShardState.loadReport`.
+ * The object is the shard's own record, updated in place by the next report: read it, do not
+ * keep it.
+ *
+ * @example
+ * const report = shard.loadReport;
+ * const fresh = report !== undefined && now - report.atMs < 180_000;
+ */
+export interface LoadReport {
+  /** Utilization of the shard as it sees it (1 = fully busy). */
+  readonly cpuUtilization: number;
+  /** Requests per second the shard serves, from all its clients. */
+  readonly rpsFractional: number;
+  /** Errors per second the shard returns, from all its clients. */
+  readonly eps: number;
+  /** Balancer clock time of the latest report, ms. */
+  readonly atMs: number;
+  /** Balancer clock time of the shard's first report, ms. */
+  readonly firstAtMs: number;
 }
 
 /** What a picker is told about one pick. The object is reused: read it, do not keep it. */
@@ -86,6 +110,11 @@ export interface PickRequest {
   random: RandomSource;
   /** Calls in flight across all shards of the balancer now (for bounded-load hashing). */
   totalInFlight: number;
+  /**
+   * The balancer clock's time of this pick, ms (set by the `Balancer` on every pick; a request
+   * built by hand may leave it out).
+   */
+  now?: number;
 }
 
 /**

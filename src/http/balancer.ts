@@ -11,6 +11,7 @@ import { annotateTransportError, type ExchangeInfo, statusError } from './classi
 import type { WarmResult } from './connector.js';
 import { BodyTooLargeError } from './errors.js';
 import { checkRequestShape, type Exchange, exchangeOf, IDEMPOTENT_METHODS } from './exchange.js';
+import { LOAD_METRICS_HEADER, parseLoadMetrics } from './load-metrics.js';
 import {
   HTTP_DEFAULTS,
   HTTP_OPTION_KEYS,
@@ -236,6 +237,11 @@ export class HttpBalancer extends Balancer<HttpTarget, HttpShardSpec | ShardSpec
       if (loadHeader !== undefined) {
         const load = parseLoadHeader(headers[loadHeader]);
         if (load !== undefined) this.reportLoad(shard, load);
+      }
+      const orca = headers[LOAD_METRICS_HEADER];
+      if (orca !== undefined) {
+        const report = parseLoadMetrics(orca);
+        if (report !== undefined) this.reportLoad(shard, report);
       }
       if (statusCode >= 400) {
         throw statusError(statusCode, headers, data, {

@@ -45,7 +45,7 @@ export class Router<T> {
     this.#host = host;
     this.#picker = host.picker;
     this.#strict = host.picker.keyed === true && host.picker.affinity !== 'spill';
-    this.#request = { key: undefined, attempt: 1, random: host.random, totalInFlight: 0 };
+    this.#request = { key: undefined, attempt: 1, random: host.random, totalInFlight: 0, now: 0 };
   }
 
   /** True when keyed runs keep to their home shard. */
@@ -184,6 +184,7 @@ export class Router<T> {
     request.key = key;
     request.attempt = attempt + 1;
     request.totalInFlight = this.#host.inFlight();
+    request.now = nowMs;
     const ticker = this.#host.ticker;
     ticker.tick = nowMs;
     ticker.frozen = true;

@@ -763,8 +763,8 @@ describe('pick requests', () => {
     const r1 = balancer.run(() => resolveAfter(clock, 5, 1), { key });
     const r2 = balancer.run(() => resolveAfter(clock, 5, 2), { key: 'x' });
     expect(requests).toEqual([
-      { key, attempt: 1, random: rng, totalInFlight: 0 },
-      { key: 'x', attempt: 1, random: rng, totalInFlight: 1 },
+      { key, attempt: 1, random: rng, totalInFlight: 0, now: 0 },
+      { key: 'x', attempt: 1, random: rng, totalInFlight: 1, now: 0 },
     ]);
     await tick(clock, 5);
     await Promise.all([r1, r2]);

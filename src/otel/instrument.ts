@@ -1,0 +1,200 @@
+import type {
+  Attributes,
+  BatchObservableCallback,
+  Meter,
+  MeterProvider,
+  Observable,
+} from '@opentelemetry/api';
+import type { Balancer } from '../balancer.js';
+import { ConfigError, isShardwiseError } from '../errors.js';
+import type { EjectEvent, FailureEvent, RetryEvent, RouteEvent, SuccessEvent } from '../events.js';
+import { checkKnownKeys, checkObject } from '../validate.js';
+
+/**
+ * Where the instruments are created: a `MeterProvider` (a meter named `shardwise` is taken from
+ * it) or a `Meter`.
+ *
+ * @example
+ * instrument(balancer, { meter: metrics.getMeter('ingest-job') });
+ */
+export type InstrumentOptions = { meterProvider: MeterProvider } | { meter: Meter };
+
+/** An attempt's outcome, the `shardwise.outcome` attribute. */
+export type AttemptOutcome = 'success' | 'failure' | 'timeout' | 'push_back';
+
+/** What `instrument` reads of a balancer: its public events and `stats()`. */
+export type InstrumentedBalancer = Pick<Balancer<any>, 'on' | 'off' | 'stats'>;
+
+const SHARD = 'shardwise.shard';
+const OUTCOME = 'shardwise.outcome';
+const REASON = 'shardwise.reason';
+const DISPLACED = 'displaced:';
+
+/**
+ * Publishes a balancer's figures as OpenTelemetry metrics, from its public events and `stats()`:
+ *
+ * | instrument | kind | attributes |
+ * | --- | --- | --- |
+ * | `shardwise.attempts` | counter | `shardwise.shard`, `shardwise.outcome` (success, failure, timeout, push_back) |
+ * | `shardwise.retries` | counter | `shardwise.shard` (the shard whose attempt failed) |
+ * | `shardwise.ejections` | counter | `shardwise.shard` |
+ * | `shardwise.displaced` | counter | `shardwise.shard`, `shardwise.reason` (capped, ejected, retry, bounded) |
+ * | `shardwise.attempt.duration` | histogram, s | `shardwise.shard`, `shardwise.outcome` |
+ * | `shardwise.in_flight` | observable gauge | `shardwise.shard` |
+ * | `shardwise.limit` | observable gauge | `shardwise.shard` |
+ * | `shardwise.queue.size` | observable gauge | — |
+ *
+ * An attempt is counted when it ends (an attempt the caller aborted has no outcome and is not
+ * counted). `@opentelemetry/api` is an optional peer: this module imports only its types. Returns
+ * `detach()`, which stops every instrument (idempotent).
+ *
+ * @example
+ * import { MeterProvider } from '@opentelemetry/sdk-metrics';
+ * import { instrument } from 'shardwise/otel';
+ * const detach = instrument(balancer, { meterProvider: new MeterProvider({ readers: [reader] }) });
+ * // … later
+ * detach();
+ */
+export function instrument(balancer: InstrumentedBalancer, options: InstrumentOptions): () => void {
+  if (
+    typeof balancer !== 'object' ||
+    balancer === null ||
+    typeof balancer.on !== 'function' ||
+    typeof balancer.stats !== 'function'
+  ) {
+    throw new ConfigError('balancer', 'must be a Balancer', balancer);
+  }
+  const meter = meterOf(options);
+  const attempts = meter.createCounter('shardwise.attempts', {
+    description: 'Attempts that ended, by shard and outcome',
+    unit: '{attempt}',
+  });
+  const retries = meter.createCounter('shardwise.retries', {
+    description: 'Retries started, by the shard whose attempt failed',
+    unit: '{retry}',
+  });
+  const ejections = meter.createCounter('shardwise.ejections', {
+    description: 'Outlier ejections, by shard',
+    unit: '{ejection}',
+  });
+  const displaced = meter.createCounter('shardwise.displaced', {
+    description: 'Keyed attempts sent away from their home shard, by reason',
+    unit: '{attempt}',
+  });
+  const duration = meter.createHistogram('shardwise.attempt.duration', {
+    description: 'Duration of attempts, by shard and outcome',
+    unit: 's',
+    advice: {
+      explicitBucketBoundaries: [
+        0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+      ],
+    },
+  });
+  const inFlight = meter.createObservableGauge('shardwise.in_flight', {
+    description: 'Calls in flight, by shard',
+    unit: '{call}',
+  });
+  const limit = meter.createObservableGauge('shardwise.limit', {
+    description: 'In-flight cap, by shard',
+    unit: '{call}',
+  });
+  const queueSize = meter.createObservableGauge('shardwise.queue.size', {
+    description: 'Runs waiting for a slot',
+    unit: '{run}',
+  });
+
+  // Attribute sets are kept per shard (and outcome, reason): an event allocates none.
+  const cache = new Map<string, Attributes>();
+  const attrs = (shardId: string, key?: string, value?: string): Attributes => {
+    const id = key === undefined ? shardId : `${shardId}\u0000${key}\u0000${value}`;
+    let set = cache.get(id);
+    if (set === undefined) {
+      set = key === undefined ? { [SHARD]: shardId } : { [SHARD]: shardId, [key]: value! };
+      cache.set(id, set);
+    }
+    return set;
+  };
+
+  const onSuccess = (e: SuccessEvent) => {
+    const a = attrs(e.shardId, OUTCOME, 'success');
+    attempts.add(1, a);
+    duration.record(e.latencyMs / 1_000, a);
+  };
+  const onFailure = (e: FailureEvent) => {
+    const a = attrs(e.shardId, OUTCOME, outcomeOf(e.error));
+    attempts.add(1, a);
+    duration.record(e.latencyMs / 1_000, a);
+  };
+  const onRetry = (e: RetryEvent) => retries.add(1, attrs(e.shardId));
+  const onEject = (e: EjectEvent) => ejections.add(1, attrs(e.shardId));
+  const onRoute = (e: RouteEvent) => {
+    // Typed loosely: the core adds `displaced:*` reasons to the route event's union.
+    const reason = e.reason as string;
+    if (reason.startsWith(DISPLACED)) {
+      displaced.add(1, attrs(e.shardId, REASON, reason.slice(DISPLACED.length)));
+    }
+  };
+  const observe: BatchObservableCallback = (result) => {
+    const stats = balancer.stats();
+    result.observe(queueSize, stats.queued);
+    for (const shard of stats.shards) {
+      const a = attrs(shard.id);
+      result.observe(inFlight, shard.inFlight, a);
+      result.observe(limit, shard.limit, a);
+    }
+  };
+  const observables: Observable[] = [inFlight, limit, queueSize];
+
+  balancer.on('success', onSuccess);
+  balancer.on('failure', onFailure);
+  balancer.on('retry', onRetry);
+  balancer.on('eject', onEject);
+  balancer.on('route', onRoute);
+  meter.addBatchObservableCallback(observe, observables);
+
+  let attached = true;
+  return () => {
+    if (!attached) return;
+    attached = false;
+    balancer.off('success', onSuccess);
+    balancer.off('failure', onFailure);
+    balancer.off('retry', onRetry);
+    balancer.off('eject', onEject);
+    balancer.off('route', onRoute);
+    meter.removeBatchObservableCallback(observe, observables);
+  };
+}
+
+/** The `shardwise.outcome` of a failed attempt. */
+export function outcomeOf(error: unknown): AttemptOutcome {
+  if (isShardwiseError(error, 'SHARDWISE_TIMEOUT')) return 'timeout';
+  if (isShardwiseError(error, 'SHARDWISE_PUSH_BACK')) return 'push_back';
+  return 'failure';
+}
+
+function meterOf(options: InstrumentOptions): Meter {
+  checkObject('instrument options', options);
+  checkKnownKeys('instrument options', options, ['meterProvider', 'meter']);
+  const o = options as { meterProvider?: MeterProvider; meter?: Meter };
+  if ((o.meterProvider === undefined) === (o.meter === undefined)) {
+    throw new ConfigError(
+      'meterProvider',
+      'or `meter` is required, and only one of them',
+      o.meterProvider,
+    );
+  }
+  if (o.meter !== undefined) {
+    if (typeof o.meter?.createCounter !== 'function') {
+      throw new ConfigError('meter', 'must be an OpenTelemetry Meter', o.meter);
+    }
+    return o.meter;
+  }
+  if (typeof o.meterProvider?.getMeter !== 'function') {
+    throw new ConfigError(
+      'meterProvider',
+      'must be an OpenTelemetry MeterProvider',
+      o.meterProvider,
+    );
+  }
+  return o.meterProvider.getMeter('shardwise');
+}

@@ -1,0 +1,182 @@
+import { ConfigError } from '../errors.js';
+import type { Picker, PickRequest, ShardState } from '../types.js';
+import { checkKnownKeys, checkObject, duration, orDefault } from '../validate.js';
+import { weightedRoundRobin } from './weighted-round-robin.js';
+
+/**
+ * Options of {@link weightedByLoadReport}.
+ *
+ * @example
+ * weightedByLoadReport({ blackoutMs: 5_000, expiryMs: 60_000, errorPenalty: 2 });
+ */
+export interface WeightedByLoadReportOptions {
+  /** Time after a shard's first report (or its first after an expiry) before its weight counts, ms (default 10 000). */
+  blackoutMs?: number;
+  /** Time after a shard's last report when its weight stops counting, ms (default 180 000). */
+  expiryMs?: number;
+  /** How much a shard's errors per second weigh against it, ≥ 0 (default 1.0). */
+  errorPenalty?: number;
+}
+
+/**
+ * The picker: a `Picker` plus a read-out of the weights it uses.
+ *
+ * @example
+ * const picker = weightedByLoadReport();
+ * console.log(picker.weightOf('10.0.0.1:8080')); // e.g. 2327 (rps / utilization), or the mean
+ */
+export interface LoadReportPicker extends Picker {
+  /** The weight the picker gives a member shard now (as of its last recompute), or undefined. */
+  weightOf(shardId: string): number | undefined;
+}
+
+/** Weights are recomputed at most this often (A58's `weight_update_period` default). */
+const RECOMPUTE_MS = 1_000;
+
+/**
+ * A shard seen through the weight the load reports give it: the smooth weighted round robin of
+ * `weightedRoundRobin()` reads `weight` and `index` and nothing else, so it runs unchanged over
+ * these views.
+ */
+class Weighted {
+  constructor(
+    readonly shard: ShardState,
+    readonly index: number,
+    private readonly weights: { values: Float64Array },
+  ) {}
+
+  get weight(): number {
+    return this.weights.values[this.index] ?? 1;
+  }
+}
+
+/**
+ * Weighted round robin over the load each shard reports about itself (gRPC's weighted round
+ * robin, proposal A58, over ORCA figures from the `endpoint-load-metrics` header or
+ * `Balancer.reportLoad`). A shard's weight is `rps / (utilization + errorPenalty × eps / rps)`:
+ * its capacity as *it* sees it from all producers, so independent producers agree. A weight
+ * counts once the shard has reported for `blackoutMs` (a fresh shard's first figures are noisy)
+ * and stops `expiryMs` after its last report; a shard without a usable weight — never reported,
+ * in blackout, expired, or reporting 0 utilization or 0 rps — gets the mean weight of the others
+ * (1 when none has one). Weights are recomputed at most once a second (and on membership change),
+ * from `request.now`; picks are the smooth weighted round robin of `weightedRoundRobin()`. No
+ * allocation per pick.
+ *
+ * After an expiry the blackout restarts with the next report; the picker sees the expiry when it
+ * recomputes, so the new blackout may start up to a second before that report.
+ *
+ * @example
+ * const http = createHttpBalancer({ origins, picker: weightedByLoadReport({ blackoutMs: 5_000 }) });
+ * // each shard answers with `endpoint-load-metrics: TEXT cpu_utilization=0.52, rps_fractional=1210, eps=3`
+ */
+export function weightedByLoadReport(options: WeightedByLoadReportOptions = {}): LoadReportPicker {
+  checkObject('weightedByLoadReport options', options);
+  checkKnownKeys('weightedByLoadReport', options, ['blackoutMs', 'expiryMs', 'errorPenalty']);
+  const blackoutMs = orDefault(options.blackoutMs, 10_000, (v) =>
+    duration('weightedByLoadReport.blackoutMs', v),
+  );
+  const expiryMs = orDefault(options.expiryMs, 180_000, (v) =>
+    duration('weightedByLoadReport.expiryMs', v, true),
+  );
+  const errorPenalty = orDefault(options.errorPenalty, 1, (v) => {
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) {
+      throw new ConfigError('weightedByLoadReport.errorPenalty', 'must be a finite number ≥ 0', v);
+    }
+    return v;
+  });
+
+  const inner = weightedRoundRobin();
+  const weights = { values: new Float64Array(0) };
+  let members: readonly ShardState[] = [];
+  /** Views by shard index: what `inner` is handed as the shards. */
+  let views: Weighted[] = [];
+  const scratch: Weighted[] = [];
+  let computedAt = Number.NEGATIVE_INFINITY;
+  /** When the picker last saw a shard's report expired: its blackout restarts after that. */
+  const expiredAt = new WeakMap<ShardState, number>();
+
+  function weightFrom(shard: ShardState, now: number): number {
+    const report = shard.loadReport;
+    if (report === undefined) return 0;
+    if (now - report.atMs >= expiryMs) {
+      expiredAt.set(shard, now);
+      return 0;
+    }
+    const since = Math.max(report.firstAtMs, expiredAt.get(shard) ?? Number.NEGATIVE_INFINITY);
+    if (now - since < blackoutMs) return 0;
+    const { rpsFractional: rps, cpuUtilization: utilization, eps } = report;
+    if (!(rps > 0) || !(utilization > 0)) return 0;
+    const weight = rps / (utilization + (errorPenalty * eps) / rps);
+    return Number.isFinite(weight) && weight > 0 ? weight : 0;
+  }
+
+  function recompute(now: number): void {
+    const values = weights.values;
+    let sum = 0;
+    let valid = 0;
+    for (let i = 0; i < members.length; i++) {
+      const shard = members[i]!;
+      const w = weightFrom(shard, now);
+      values[shard.index] = w;
+      if (w > 0) {
+        sum += w;
+        valid++;
+      }
+    }
+    const mean = valid === 0 ? 1 : sum / valid;
+    for (let i = 0; i < members.length; i++) {
+      const index = members[i]!.index;
+      if (values[index] === 0) values[index] = mean;
+    }
+    computedAt = now;
+  }
+
+  function rebuild(shards: readonly ShardState[]): void {
+    members = shards;
+    let size = 0;
+    for (const shard of shards) size = Math.max(size, shard.index + 1);
+    weights.values = new Float64Array(size);
+    views = new Array(size);
+    for (const shard of shards) views[shard.index] = new Weighted(shard, shard.index, weights);
+    inner.rebuild?.(views as unknown as ShardState[]);
+    computedAt = Number.NEGATIVE_INFINITY;
+  }
+
+  /** True when every offered shard has its view (always, once the balancer called `rebuild`). */
+  function known(shards: readonly ShardState[]): boolean {
+    for (let i = 0; i < shards.length; i++) {
+      const shard = shards[i]!;
+      if (views[shard.index]?.shard !== shard) return false;
+    }
+    return true;
+  }
+
+  return {
+    name: 'weighted-by-load-report',
+    rebuild,
+    pick(shards: readonly ShardState[], request: PickRequest) {
+      if (shards.length === 0) return undefined;
+      const now = request.now ?? 0;
+      // Used by hand without `rebuild`: the offered shards are taken as the membership.
+      if (shards !== members && !known(shards)) rebuild(shards);
+      if (now - computedAt >= RECOMPUTE_MS) recompute(now);
+      let offered: readonly Weighted[];
+      if (shards === members && views.length === shards.length) offered = views;
+      else {
+        scratch.length = 0;
+        for (let i = 0; i < shards.length; i++) scratch.push(views[shards[i]!.index]!);
+        offered = scratch;
+      }
+      const chosen = inner.pick(offered as unknown as ShardState[], request) as unknown as
+        | Weighted
+        | undefined;
+      return chosen?.shard;
+    },
+    weightOf(shardId: string) {
+      for (let i = 0; i < members.length; i++) {
+        if (members[i]!.id === shardId) return weights.values[members[i]!.index];
+      }
+      return undefined;
+    },
+  };
+}
