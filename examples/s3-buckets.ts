@@ -1,6 +1,9 @@
 /**
  * Spreads objects across three S3 buckets with shardwise/s3: one keep-alive client, three
- * targets, Peak-EWMA picking, `ready()` backpressure, and a per-bucket count at the end.
+ * targets, consistent hashing on the object key, `ready()` backpressure. It writes the same keys
+ * twice, in two passes running at once, then lists the buckets: with strict affinity (the default
+ * of `consistentHash()`) every key is in exactly one bucket, however busy a bucket was — a keyed
+ * put waits for its own bucket rather than landing in another.
  *
  * Run against any S3 endpoint:
  *   S3_ENDPOINT=http://127.0.0.1:9000 S3_BUCKETS=ingest-a,ingest-b,ingest-c \
@@ -13,6 +16,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import { consistentHash } from 'shardwise';
 import { createS3Balancer, createS3Client } from 'shardwise/s3';
 
 export interface ExampleOptions {
@@ -32,12 +37,19 @@ export interface ExampleOptions {
 }
 
 export interface ExampleSummary {
+  /** Puts that succeeded, over both passes. */
   written: number;
   failed: number;
-  /** Objects per bucket. */
+  /** Objects per bucket, as listed at the end. */
   perBucket: Record<string, number>;
+  /** Keys found in more than one bucket (strict affinity: 0). */
+  duplicates: number;
+  /** Keys found in no bucket. */
+  missing: number;
   durationMs: number;
 }
+
+const PREFIX = 'shardwise-example/';
 
 /** Options from the environment (see the header). */
 export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): ExampleOptions {
@@ -116,27 +128,26 @@ export async function main(options: ExampleOptions = optionsFromEnv()): Promise<
     maxSockets: 32,
   });
   const s3 = createS3Balancer({
-    targets: buckets.map((bucket) => ({ client, bucket, prefix: 'shardwise-example/' })),
+    targets: buckets.map((bucket) => ({ client, bucket, prefix: PREFIX })),
+    picker: consistentHash(), // the object key chooses the bucket, and keeps it
     maxInFlightPerShard: 8,
     maxQueued: 64,
   });
 
   const started = performance.now();
-  const perBucket: Record<string, number> = Object.fromEntries(buckets.map((b) => [b, 0]));
   let written = 0;
   let failed = 0;
-  try {
+  const pass = async (): Promise<void> => {
     for (let i = 0; i < objects; i++) {
       await s3.ready(); // backpressure: wait while 64 puts are queued
-      const record = { id: i, at: new Date().toISOString(), value: Math.round(i * 1.618) };
+      const record = { id: i, value: Math.round(i * 1.618) }; // the same bytes in both passes
       s3.putObject({
         key: `records/${String(i).padStart(6, '0')}.json`,
         body: JSON.stringify(record),
         contentType: 'application/json',
       }).then(
-        (res) => {
+        () => {
           written++;
-          perBucket[res.bucket] = (perBucket[res.bucket] ?? 0) + 1;
         },
         (error: unknown) => {
           failed++;
@@ -144,7 +155,19 @@ export async function main(options: ExampleOptions = optionsFromEnv()): Promise<
         },
       );
     }
+  };
+  let perBucket: Record<string, number> = {};
+  let duplicates = 0;
+  let missing = 0;
+  try {
+    await Promise.all([pass(), pass()]); // two writers of the same keys, at once
     await s3.drain();
+    const listed = await Promise.all(buckets.map((bucket) => listKeys(client, bucket)));
+    perBucket = Object.fromEntries(buckets.map((bucket, b) => [bucket, listed[b]!.length]));
+    const seen = new Map<string, number>();
+    for (const keys of listed) for (const key of keys) seen.set(key, (seen.get(key) ?? 0) + 1);
+    for (const n of seen.values()) if (n > 1) duplicates++;
+    missing = objects - seen.size;
   } finally {
     await s3.close();
     client.destroy();
@@ -153,16 +176,31 @@ export async function main(options: ExampleOptions = optionsFromEnv()): Promise<
   const durationMs = Math.round(performance.now() - started);
   log(`endpoint: ${endpoint}${local === undefined ? '' : ' (in-process s3rver)'}`);
   for (const [bucket, n] of Object.entries(perBucket)) log(`  ${bucket}: ${n} objects`);
+  log(`keys in more than one bucket: ${duplicates}, in none: ${missing}`);
   log(
-    `written: ${written}, failed: ${failed}, lost: ${objects - written - failed}, ${durationMs} ms`,
+    `written: ${written} (2 passes), failed: ${failed}, lost: ${2 * objects - written - failed}, ${durationMs} ms`,
   );
-  return { written, failed, perBucket, durationMs };
+  return { written, failed, perBucket, duplicates, missing, durationMs };
+}
+
+/** Every key under the example's prefix in `bucket`. */
+async function listKeys(client: S3Client, bucket: string): Promise<string[]> {
+  const keys: string[] = [];
+  let token: string | undefined;
+  do {
+    const page = await client.send(
+      new ListObjectsV2Command({ Bucket: bucket, Prefix: PREFIX, ContinuationToken: token }),
+    );
+    for (const object of page.Contents ?? []) if (object.Key !== undefined) keys.push(object.Key);
+    token = page.IsTruncated === true ? page.NextContinuationToken : undefined;
+  } while (token !== undefined);
+  return keys;
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   main().then(
     (summary) => {
-      process.exitCode = summary.failed === 0 ? 0 : 1;
+      process.exitCode = summary.failed === 0 && summary.duplicates === 0 ? 0 : 1;
     },
     (error: unknown) => {
       console.error(error);

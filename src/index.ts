@@ -4,7 +4,10 @@
  */
 export {
   Balancer,
+  type BalancerExtension,
   type BalancerStats,
+  type DisplacedCounts,
+  QUEUE_CEILING_FACTOR,
   type RunContext,
   type RunFn,
   type RunOptions,
@@ -23,6 +26,7 @@ export {
   QueueFullError,
   RetriesExhaustedError,
   ShardRemovedError,
+  ShardUnavailableError,
   type ShardwiseErrorCode,
   type ShardwiseErrorLike,
   TimeoutError,
@@ -34,7 +38,8 @@ export type { HealthOptions } from './health/options.js';
 export { defaultRetryable, provesNotSent, type RetryOptions } from './health/retry.js';
 export * from './limits/index.js';
 export { PeakEwma } from './load/ewma.js';
-export type { BalancerOptions } from './options.js';
+export type { MembershipHooks } from './membership.js';
+export { type BalancerOptions, MAX_WEIGHT } from './options.js';
 export * from './pickers/hashing/index.js';
 export * from './pickers/index.js';
 export type { Requirement } from './routing/requirement.js';
@@ -48,3 +53,4 @@ export {
   WriteFailedError,
 } from './stream.js';
 export type * from './types.js';
+export { MAX_DURATION_MS } from './validate.js';
