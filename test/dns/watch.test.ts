@@ -4,7 +4,7 @@ import { createHttpBalancer, type HttpBalancer } from '../../src/http/index.js';
 import { Balancer, ConfigError } from '../../src/index.js';
 import { createS3Balancer } from '../../src/s3/index.js';
 import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { flush, resolveAfter, tick } from '../core/helpers.js';
+import { flush, resolveAfter, tick } from '../helpers.js';
 import { deadPort, startServers, type TestServer } from '../http/servers.js';
 import { startS3, type TestS3 } from '../s3/server.js';
 import { DnsServer, DOMAIN, findDnsmasq, next } from './dnsmasq.js';

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Balancer, ConfigError, PushBackError, TimeoutError } from '../../src/index.js';
 import { instrument, outcomeOf } from '../../src/otel/index.js';
 import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { failAfter, resolveAfter, tick } from '../core/helpers.js';
+import { failAfter, resolveAfter, tick } from '../helpers.js';
 
 /** A reader the test collects from on demand (the SDK's own pull path, as Prometheus uses). */
 class TestReader extends MetricReader {

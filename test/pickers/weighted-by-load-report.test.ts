@@ -3,7 +3,7 @@ import { createHttpBalancer } from '../../src/http/index.js';
 import { Balancer, ConfigError, weightedByLoadReport } from '../../src/index.js';
 import type { LoadReportPicker } from '../../src/pickers/weighted-by-load-report.js';
 import { ManualClock, pickerConformance, seededRandom } from '../../src/testing/index.js';
-import { flush } from '../core/helpers.js';
+import { flush } from '../helpers.js';
 import { startServers, type TestServer } from '../http/servers.js';
 
 const IDS = ['a', 'b', 'c'];

@@ -13,7 +13,7 @@ import {
   ShardUnavailableError,
 } from '../../src/index.js';
 import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { failAfter, resolveAfter, tick, track } from '../core/helpers.js';
+import { failAfter, resolveAfter, tick, track } from '../helpers.js';
 
 const IDS = ['a', 'b', 'c'];
 

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { Balancer, type Picker, p2c } from '../../src/index.js';
 import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { countBy, flush } from '../core/helpers.js';
+import { countBy, flush } from '../helpers.js';
 
 const HUGE = 2_000_000_000; // a 2 GB upload in flight
 const SMALL = 1_000;

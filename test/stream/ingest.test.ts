@@ -11,7 +11,7 @@ import {
   RetriesExhaustedError,
 } from '../../src/index.js';
 import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { failAfter, resolveAfter, tick } from '../core/helpers.js';
+import { failAfter, resolveAfter, tick } from '../helpers.js';
 
 interface Rec {
   id: number;

@@ -8,7 +8,7 @@ import { pipeline } from 'node:stream/promises';
 import { describe, expect, it } from 'vitest';
 import { Balancer, WriteFailedError } from '../../src/index.js';
 import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { failAfter, flush, resolveAfter, tick, track } from '../core/helpers.js';
+import { failAfter, flush, resolveAfter, tick, track } from '../helpers.js';
 
 interface Rec {
   id: number;

@@ -10,8 +10,8 @@ import {
   QueueFullError,
   random,
   roundRobin,
-} from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
+} from '../src/index.js';
+import { ManualClock, seededRandom } from '../src/testing/index.js';
 import { flush } from './helpers.js';
 
 type Kind = 'ok' | 'reject' | 'syncThrow' | 'never';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Balancer, PeakEwma, peakEwma, roundRobin } from '../../src/index.js';
 import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { flush, resolveAfter, tick } from './helpers.js';
+import { flush, resolveAfter, tick } from '../helpers.js';
 
 describe('PeakEwma', () => {
   it('reads the 30 ms default before any sample, whatever the time', () => {

@@ -18,8 +18,8 @@ import {
   type ShardState,
   type SuccessEvent,
   TimeoutError,
-} from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
+} from '../src/index.js';
+import { ManualClock, seededRandom } from '../src/testing/index.js';
 import { failAfter, fakeShard, flush, resolveAfter, tick, track } from './helpers.js';
 
 function make(

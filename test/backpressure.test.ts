@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Balancer, QueueFullError } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
+import { Balancer, QueueFullError } from '../src/index.js';
+import { ManualClock, seededRandom } from '../src/testing/index.js';
 import { flush, resolveAfter } from './helpers.js';
 
 interface Result {

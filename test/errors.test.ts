@@ -12,7 +12,7 @@ import {
   ShardRemovedError,
   type ShardwiseErrorCode,
   TimeoutError,
-} from '../../src/index.js';
+} from '../src/index.js';
 
 type AnyClass = abstract new (...args: never[]) => Error;
 

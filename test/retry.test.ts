@@ -10,8 +10,8 @@ import {
   RetriesExhaustedError,
   type RetryEvent,
   roundRobin,
-} from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
+} from '../src/index.js';
+import { ManualClock, seededRandom } from '../src/testing/index.js';
 import { failAfter, flush, resolveAfter, tick, track } from './helpers.js';
 
 function make(

@@ -13,7 +13,7 @@ import {
   weightedRoundRobin,
 } from '../../src/index.js';
 import { seededRandom } from '../../src/testing/index.js';
-import { countBy, fakeShard, scripted } from './helpers.js';
+import { countBy, fakeShard, scripted } from '../helpers.js';
 
 const N = 100_000;
 const EPS = 0.01;

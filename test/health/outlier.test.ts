@@ -9,7 +9,7 @@ import {
   roundRobin,
 } from '../../src/index.js';
 import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { countBy, flush, resolveAfter, tick } from './helpers.js';
+import { countBy, flush, resolveAfter, tick } from '../helpers.js';
 
 const HEALTH: HealthOptions = {
   consecutiveFailures: 5,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Balancer, type BalancerOptions, ConfigError, isShardwiseError } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
+import { Balancer, type BalancerOptions, ConfigError, isShardwiseError } from '../src/index.js';
+import { ManualClock, seededRandom } from '../src/testing/index.js';
 
 const shard = { id: 'a', target: 'a' };
 

@@ -7,8 +7,8 @@ import {
   roundRobin,
   ShardRemovedError,
   weightedRoundRobin,
-} from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
+} from '../src/index.js';
+import { ManualClock, seededRandom } from '../src/testing/index.js';
 import { countBy, flush, resolveAfter, tick, track } from './helpers.js';
 
 function make(

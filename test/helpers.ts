@@ -2,8 +2,8 @@
  * Shared helpers of the core tests: a microtask flush, tasks that settle on virtual time, and
  * plain `ShardState`-like objects for testing pickers on their own.
  */
-import type { ShardState } from '../../src/index.js';
-import type { ManualClock } from '../../src/testing/index.js';
+import type { ShardState } from '../src/index.js';
+import type { ManualClock } from '../src/testing/index.js';
 
 /** Lets every pending promise callback run (settlement goes through them). */
 export function flush(): Promise<void> {
