@@ -7,8 +7,14 @@ import { InFlight } from './load/inflight.js';
 import { LoadReportStore } from './load/load-report.js';
 import { PushBack } from './load/pushback.js';
 import { ReportedLoad } from './load/reported.js';
-import type { DisplacedCounts } from './stats.js';
-import type { Clock, EwmaOptions, LoadReport, ShardSpec, ShardState } from './types.js';
+import type {
+  Clock,
+  DisplacedCounts,
+  EwmaOptions,
+  LoadReport,
+  ShardSpec,
+  ShardState,
+} from './types.js';
 
 /**
  * The balancer's record of one shard: identity, load figures (kept by `load/`), a health record

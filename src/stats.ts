@@ -3,22 +3,9 @@
  * balancer and its rooms call the counting methods; nothing here decides anything.
  */
 import type { Shard } from './shard.js';
+import type { DisplacedCounts, DisplacementReason } from './types.js';
 
-/** Why a keyed attempt ran somewhere other than its key's home shard. */
-export type DisplacementReason = 'capped' | 'ejected' | 'retry' | 'bounded';
-
-/** Displaced keyed attempts, by reason. */
-export interface DisplacedCounts {
-  total: number;
-  /** The home was at its in-flight cap. */
-  capped: number;
-  /** The home was ejected by outlier detection. */
-  ejected: number;
-  /** The attempt was a retry and the home had been tried. */
-  retry: number;
-  /** The home was at the bounded-load limit (`consistentHash({ boundedLoad })`). */
-  bounded: number;
-}
+export type { DisplacedCounts, DisplacementReason } from './types.js';
 
 /** One shard in `stats()`. */
 export interface ShardStats {

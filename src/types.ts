@@ -168,3 +168,19 @@ export interface EwmaOptions {
   /** Estimate used before a shard's first sample, ms (default 30, as in Linkerd). */
   defaultRttMs?: number;
 }
+
+/** Why a keyed attempt ran somewhere other than its key's home shard. */
+export type DisplacementReason = 'capped' | 'ejected' | 'retry' | 'bounded';
+
+/** Displaced keyed attempts, by reason. */
+export interface DisplacedCounts {
+  total: number;
+  /** The home was at its in-flight cap. */
+  capped: number;
+  /** The home was ejected by outlier detection. */
+  ejected: number;
+  /** The attempt was a retry and the home had been tried. */
+  retry: number;
+  /** The home was at the bounded-load limit (`consistentHash({ boundedLoad })`). */
+  bounded: number;
+}

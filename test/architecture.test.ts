@@ -1,0 +1,74 @@
+/**
+ * The shape the code keeps (STYLE rules 13–15, docs/architecture.md): imports flow one way, no
+ * module below the balancer imports it, the core imports no transport, and no file of `src/`
+ * grows past 500 lines. Read from the sources, type imports included.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../src');
+
+function files(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return files(path);
+    return name.endsWith('.ts') && !name.endsWith('.d.ts') ? [path] : [];
+  });
+}
+
+const all = files(SRC);
+/** Each file's relative imports (resolved to files of `src/`). */
+const graph = new Map<string, string[]>(
+  all.map((file) => {
+    const text = readFileSync(file, 'utf8');
+    const targets = [...text.matchAll(/(?:import|export)[^'"]*?from\s+'(\.{1,2}\/[^']+)'/g)].map(
+      (m) => resolve(dirname(file), m[1]!.replace(/\.js$/, '.ts')),
+    );
+    return [file, targets];
+  }),
+);
+const name = (file: string) => relative(SRC, file);
+
+describe('the architecture', () => {
+  it('has no import cycle', () => {
+    const state = new Map<string, 'open' | 'done'>();
+    const cycles: string[] = [];
+    const visit = (file: string, path: string[]) => {
+      if (state.get(file) === 'done') return;
+      if (state.get(file) === 'open') {
+        cycles.push([...path.slice(path.indexOf(file)), file].map(name).join(' → '));
+        return;
+      }
+      state.set(file, 'open');
+      for (const next of graph.get(file) ?? []) visit(next, [...path, file]);
+      state.set(file, 'done');
+    };
+    for (const file of all) visit(file, []);
+    expect(cycles).toEqual([]);
+  });
+
+  it('no module below the balancer imports it; the core imports no transport', () => {
+    const above = /^(index\.ts|http\/|s3\/|dns\/|otel\/|testing\/|cli\/)/;
+    const transport = /^(http|s3|dns|otel|testing|cli)\//;
+    const offenders: string[] = [];
+    for (const [file, targets] of graph) {
+      const from = name(file);
+      for (const target of targets.map(name)) {
+        if (target === 'balancer.ts' && !above.test(from))
+          offenders.push(`${from} imports balancer.ts`);
+        if (!transport.test(from) && from !== 'index.ts' && transport.test(target))
+          offenders.push(`${from} (core) imports ${target}`);
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
+
+  it('keeps every file of src/ to 500 lines or fewer', () => {
+    const big = all
+      .map((file) => [name(file), readFileSync(file, 'utf8').split('\n').length] as const)
+      .filter(([, lines]) => lines > 500);
+    expect(big).toEqual([]);
+  });
+});
