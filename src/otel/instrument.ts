@@ -38,7 +38,7 @@ const DISPLACED = 'displaced:';
  * | `shardwise.attempts` | counter | `shardwise.shard`, `shardwise.outcome` (success, failure, timeout, push_back) |
  * | `shardwise.retries` | counter | `shardwise.shard` (the shard whose attempt failed) |
  * | `shardwise.ejections` | counter | `shardwise.shard` |
- * | `shardwise.displaced` | counter | `shardwise.shard`, `shardwise.reason` (capped, ejected, retry, bounded) |
+ * | `shardwise.displaced` | counter | `shardwise.shard` (the key's home), `shardwise.reason` (capped, ejected, retry, bounded) |
  * | `shardwise.attempt.duration` | histogram, s | `shardwise.shard`, `shardwise.outcome` |
  * | `shardwise.in_flight` | observable gauge | `shardwise.shard` |
  * | `shardwise.limit` | observable gauge | `shardwise.shard` |
@@ -128,10 +128,9 @@ export function instrument(balancer: InstrumentedBalancer, options: InstrumentOp
   const onRetry = (e: RetryEvent) => retries.add(1, attrs(e.shardId));
   const onEject = (e: EjectEvent) => ejections.add(1, attrs(e.shardId));
   const onRoute = (e: RouteEvent) => {
-    // Typed loosely: the core adds `displaced:*` reasons to the route event's union.
-    const reason = e.reason as string;
-    if (reason.startsWith(DISPLACED)) {
-      displaced.add(1, attrs(e.shardId, REASON, reason.slice(DISPLACED.length)));
+    // Counted against the key's home, as `stats().shards[].displaced` counts them.
+    if (e.reason.startsWith(DISPLACED)) {
+      displaced.add(1, attrs(e.home ?? e.shardId, REASON, e.reason.slice(DISPLACED.length)));
     }
   };
   const observe: BatchObservableCallback = (result) => {

@@ -6,7 +6,13 @@ import {
   type ResourceMetrics,
 } from '@opentelemetry/sdk-metrics';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Balancer, ConfigError, PushBackError, TimeoutError } from '../../src/index.js';
+import {
+  Balancer,
+  ConfigError,
+  consistentHash,
+  PushBackError,
+  TimeoutError,
+} from '../../src/index.js';
 import { instrument, outcomeOf } from '../../src/otel/index.js';
 import { ManualClock, seededRandom } from '../../src/testing/index.js';
 import { failAfter, resolveAfter, tick } from '../helpers.js';
@@ -154,27 +160,42 @@ describe('instrument (OpenTelemetry metrics)', () => {
     await Promise.all(runs);
   });
 
-  it('counts displaced attempts by reason from route events', async () => {
-    const { reader, balancer } = setup();
-    const meter = provider!.getMeter('test');
-    instrument(balancer, { meter });
-    // The core emits these reasons for keyed runs sent away from their home shard.
-    const route = (shardId: string, reason: string) =>
-      balancer.emit('route', {
-        shardId,
-        attempt: 1,
-        requirement: undefined,
-        tier: undefined,
-        reason: reason as never,
-      });
-    route('a', 'displaced:capped');
-    route('a', 'displaced:capped');
-    route('b', 'displaced:retry');
-    route('b', 'direct');
+  it('counts displaced attempts by reason and home, as stats() does', async () => {
+    const reader = new TestReader();
+    provider = new MeterProvider({ readers: [reader] });
+    const clock = new ManualClock();
+    const balancer = new Balancer<string>({
+      shards: ['a', 'b', 'c'].map((id) => ({ id, target: id })),
+      picker: consistentHash({ algorithm: 'maglev', affinity: 'spill' }),
+      clock,
+      random: seededRandom(5),
+      maxInFlightPerShard: 2,
+      retry: { attempts: 2, budget: false, backoff: { baseMs: 1, maxMs: 1 } },
+    });
+    instrument(balancer, { meter: provider.getMeter('test') });
+    // 60 keyed runs at once on caps of 2 (moves for reason capped), one failing once (retry).
+    const runs = Array.from({ length: 60 }, (_, i) =>
+      balancer.run(
+        (shard, ctx) =>
+          i === 0 && ctx.attempt === 1
+            ? failAfter(clock, 1, new Error('x'))
+            : resolveAfter(clock, 5, shard.id),
+        { key: `k${i}`, idempotent: true },
+      ),
+    );
+    for (let t = 0; t < 100 && balancer.stats().completed < 60; t++) await tick(clock, 5);
+    await Promise.all(runs);
+    const stats = balancer.stats();
+    expect(stats.displaced.capped).toBeGreaterThan(0);
+    expect(stats.displaced.retry).toBe(1);
     const displaced = (await collect(reader)).get('shardwise.displaced');
-    expect(sum(displaced)).toBe(3);
-    expect(sum(displaced, { 'shardwise.reason': 'capped', 'shardwise.shard': 'a' })).toBe(2);
-    expect(sum(displaced, { 'shardwise.reason': 'retry' })).toBe(1);
+    expect(sum(displaced)).toBe(stats.displaced.total);
+    for (const reason of ['capped', 'ejected', 'retry', 'bounded'] as const) {
+      expect(sum(displaced, { 'shardwise.reason': reason })).toBe(stats.displaced[reason]);
+    }
+    for (const shard of stats.shards) {
+      expect(sum(displaced, { 'shardwise.shard': shard.id })).toBe(shard.displaced.total);
+    }
   });
 
   it('stops counting and observing after detach', async () => {
