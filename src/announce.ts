@@ -28,7 +28,7 @@ export function announceAttempt<T>(
       requirement: run.requirement?.source,
       tier: run.tier < 0 ? undefined : run.tier,
       reason: run.reason,
-      home: run.key === undefined || run.home === undefined ? undefined : run.home.id,
+      home: run.keyed?.home?.id,
     });
   }
 }

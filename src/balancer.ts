@@ -117,8 +117,7 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends EventEmitter<Balanc
       {
         clock: this.clock,
         spillAfterMs: o.spillAfterMs,
-        shards: () => membership.shards,
-        version: () => membership.version,
+        membership,
         inPanic: () => this.#outliers?.inPanic() ?? false,
         panicChanged: (active) => this.#panicChanged(active),
         pump: () => this.#dispatcher.wake(),
@@ -139,8 +138,7 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends EventEmitter<Balanc
       random: this.random,
       ticker,
       candidates: this.#candidates,
-      shards: () => membership.shards,
-      version: () => membership.version,
+      membership,
       inFlight: () => this.#dispatcher.inFlight,
     });
     this.#dispatcher = new Dispatcher<T>({

@@ -80,7 +80,8 @@ export class Dispatcher<T> {
     this.#waiting = new WaitingRoom<T>(parts.options.maxQueued, parts.events, {
       clock: parts.clock,
       expired: (run, waitedMs) => {
-        const error = new ShardUnavailableError(run.waitingAt!.id, waitedMs, run.waitReason);
+        const { waitingAt, waitReason } = run.keyed!;
+        const error = new ShardUnavailableError(waitingAt!.id, waitedMs, waitReason);
         this.#settle(run, false, error);
         this.#waiting.shrank();
       },
@@ -170,6 +171,7 @@ export class Dispatcher<T> {
     ) {
       return Promise.reject(new QueueFullError(this.#options.maxQueued));
     }
+    const now = this.#clock.now();
     return new Promise<R>((resolve, reject) => {
       const run = new Run<T>(
         fn as RunFn<T, unknown>,
@@ -179,7 +181,7 @@ export class Dispatcher<T> {
         idempotent,
         bytes,
         rule,
-        this.#clock.now(),
+        now,
         resolve as (value: unknown) => void,
         reject,
       );
@@ -188,13 +190,13 @@ export class Dispatcher<T> {
       if (signal !== undefined) this.#signals.add(signal, run);
       // Fast path: nothing waits ahead of this run, so route it at once.
       if (!queueFirst && this.#inFlight < this.#options.maxInFlight) {
-        if (this.#route(run)) return;
+        if (this.#route(run, now)) return;
       }
       if (this.#options.overflow === 'reject' && waiting.queued >= this.#options.maxQueued) {
         this.#settle(run, false, new QueueFullError(this.#options.maxQueued));
         return;
       }
-      waiting.enqueue(run, false, this.#clock.now());
+      waiting.enqueue(run, false, now);
       // Runs held back by a rule or a tier do not block the others: this one may fit now.
       if (this.#candidates.tiers !== undefined || waiting.queue.head!.requirement !== undefined)
         this.#pump();
@@ -241,12 +243,11 @@ export class Dispatcher<T> {
    * Routes `run`'s next attempt and acts on it: starts it, puts it in its home's line, or settles
    * it with the routing error. False when it must wait in the queue.
    */
-  #route(run: Run<T>): boolean {
-    const now = this.#clock.now();
+  #route(run: Run<T>, now: number): boolean {
     const route: Route<T> = this.#router.route(run, now);
     if (route === WAIT) return false;
     if (route === PARK) {
-      this.#waiting.park(run, run.home!);
+      this.#waiting.park(run, run.keyed!.home!);
     } else if (route instanceof Shard) {
       this.#waiting.leave(run);
       this.#waiting.count(run, -1);
@@ -264,11 +265,13 @@ export class Dispatcher<T> {
    */
   #pump(): void {
     let node = this.#waiting.queue.head;
+    if (node === undefined) return this.#waiting.shrank();
+    const now = this.#clock.now();
     let skipped = 0;
     while (node !== undefined && this.#inFlight < this.#options.maxInFlight) {
       const run = node;
       node = run.next as Run<T> | undefined;
-      if (this.#route(run)) continue;
+      if (this.#route(run, now)) continue;
       if (
         (run.requirement === undefined && this.#candidates.tiers === undefined) ||
         ++skipped > MAX_SKIPPED
@@ -280,8 +283,9 @@ export class Dispatcher<T> {
 
   /** Starts the runs waiting in `shard`'s line while it can take them. */
   #serve(shard: Shard<T>): void {
-    const now = this.#clock.now();
     const lines = this.#waiting.lines;
+    if (lines.size === 0) return;
+    const now = this.#clock.now();
     for (
       let run = lines.head(shard);
       run !== undefined &&
@@ -290,7 +294,7 @@ export class Dispatcher<T> {
       run = lines.head(shard)
     ) {
       lines.leave(run);
-      if (!this.#route(run)) this.#waiting.enqueue(run, true, now); // no home now: the queue
+      if (!this.#route(run, now)) this.#waiting.enqueue(run, true, now); // no home now: the queue
     }
     this.#waiting.shrank();
   }
@@ -298,7 +302,9 @@ export class Dispatcher<T> {
   // ——— the life of a run ———
 
   #start(run: Run<T>, shard: Shard<T>, now: number): void {
-    const wasAvailable = this.#candidates.available(shard);
+    // A shard an attempt is routed to has room and is a member: it was available unless ejected
+    // outside panic (a rule whose every shard is ejected may still use them).
+    const wasAvailable = shard.health.state !== 'ejected' || this.#candidates.panic;
     run.state = 'running';
     run.attempt++;
     run.shard = shard;
@@ -309,8 +315,12 @@ export class Dispatcher<T> {
     const ctx = new AttemptContext(run.attempt);
     run.ctx = ctx;
     run.attemptStartMs = now;
-    run.waitSinceMs = -1;
-    run.waitDeadlineMs = Number.POSITIVE_INFINITY;
+    const keyed = run.keyed;
+    if (keyed !== undefined) {
+      keyed.waitSinceMs = -1;
+      keyed.waitDeadlineMs = Number.POSITIVE_INFINITY;
+      if (keyed.displaced !== undefined) this.#figures.displace(keyed.home!, keyed.displaced);
+    }
     const token = run.token;
     if (run.timeoutMs !== Number.POSITIVE_INFINITY) {
       run.cancelTimer = this.#clock.setTimer(() => {
@@ -319,7 +329,6 @@ export class Dispatcher<T> {
       }, run.timeoutMs);
     }
     this.#figures.attempt(shard, run.tier, run.bytes);
-    if (run.displaced !== undefined) this.#figures.displace(run.home!, run.displaced);
     announceAttempt(this.#events, run, shard);
     let promise: Promise<unknown>;
     try {
@@ -466,8 +475,10 @@ export class Dispatcher<T> {
   /** Settles a run exactly once and updates the figures. */
   #settle(run: Run<T>, ok: boolean, value: unknown): void {
     if (run.state === 'settled') return;
-    this.#waiting.leave(run);
-    this.#waiting.count(run, -1);
+    if (run.waiting) {
+      this.#waiting.leave(run);
+      this.#waiting.count(run, -1);
+    }
     run.cancelTimer?.();
     run.cancelTimer = undefined;
     run.state = 'settled';

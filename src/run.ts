@@ -129,6 +129,26 @@ export class AttemptContext implements RunContext {
   }
 }
 
+/**
+ * What a keyed run keeps about its key's home: made only for keyed runs, so an unkeyed run (the
+ * common case) carries none of it.
+ */
+export class KeyedState<T> {
+  /** The key's home shard, for the membership version `version`. */
+  home: Shard<T> | undefined = undefined;
+  version = -1;
+  /** Why the pending attempt does not run on its home (spill affinity), if it does not. */
+  displaced: DisplacementReason | undefined = undefined;
+  /** Strict affinity: the shard whose wait line holds the run, and why. */
+  waitingAt: Shard<T> | undefined = undefined;
+  waitReason: HomeWait = 'capped';
+  /** Cancels the deadline of a wait for an ejected or pushed-back home. */
+  cancelWait: (() => void) | undefined = undefined;
+  /** When this attempt's wait at its home began (−1: not waiting), and its deadline once armed. */
+  waitSinceMs = -1;
+  waitDeadlineMs = Number.POSITIVE_INFINITY;
+}
+
 /** One admitted run. A class so every run has the same shape (one hidden class on the hot path). */
 export class Run<T> implements QueueNode {
   prev: QueueNode | undefined = undefined;
@@ -151,19 +171,8 @@ export class Run<T> implements QueueNode {
   /** The tier and reason of the pending pick (set by routing). */
   tier = -1;
   reason: RouteReason = 'direct';
-  /** Why the pending keyed attempt does not run on its home (spill affinity), if it does not. */
-  displaced: DisplacementReason | undefined = undefined;
-  /** Keyed runs: the key's home shard, for the membership version `homeVersion`. */
-  home: Shard<T> | undefined = undefined;
-  homeVersion = -1;
-  /** Strict keyed runs: the shard whose wait line holds this run, and why. */
-  waitingAt: Shard<T> | undefined = undefined;
-  waitReason: HomeWait = 'capped';
-  /** Cancels the deadline of a wait for an ejected or pushed-back home. */
-  cancelWait: (() => void) | undefined = undefined;
-  /** When this attempt's wait at its home began (−1: not waiting), and its deadline once armed. */
-  waitSinceMs = -1;
-  waitDeadlineMs = Number.POSITIVE_INFINITY;
+  /** Keyed runs under a keyed picker: their home and their waits (made at the first route). */
+  keyed: KeyedState<T> | undefined = undefined;
 
   constructor(
     readonly fn: RunFn<T, unknown>,

@@ -63,13 +63,13 @@ export class WaitingRoom<T> {
   /** Puts a strict keyed run in its home's line (a retry at the front). */
   park(run: Run<T>, home: Shard<T>): void {
     if (run.queued) this.queue.remove(run);
-    this.lines.park(run, home, run.waitReason, run.attempt > 0);
+    this.lines.park(run, home, run.keyed!.waitReason, run.attempt > 0);
     this.count(run, 1);
   }
 
   /** Takes a run out of whatever it waits in (a run waits in one list at a time). */
   leave(run: Run<T>): void {
-    if (run.waitingAt !== undefined) this.lines.leave(run);
+    if (run.keyed?.waitingAt !== undefined) this.lines.leave(run);
     else if (run.queued) this.queue.remove(run);
   }
 

@@ -34,9 +34,8 @@ interface Members<T> {
 export interface CandidateHost<T> {
   readonly clock: Clock;
   readonly spillAfterMs: number;
-  /** The live membership and its version. */
-  shards(): readonly Shard<T>[];
-  version(): number;
+  /** The live membership (`shards`) and its version. */
+  readonly membership: { readonly shards: readonly Shard<T>[]; readonly version: number };
   /** True when too few shards are healthy to trust ejection. */
   inPanic(): boolean;
   panicChanged(active: boolean): void;
@@ -80,7 +79,7 @@ export class CandidateSet<T> {
    * usually pass the same few objects); the cache is dropped when the membership changes.
    */
   rule(field: string, value: Requirement): CompiledRequirement {
-    const shards = this.#host.shards();
+    const shards = this.#host.membership.shards;
     if (typeof value !== 'object' || value === null)
       return compileRequirement(field, value, shards);
     let rule = this.#rules.get(value);
@@ -94,7 +93,7 @@ export class CandidateSet<T> {
 
   /** The members a rule allows (all without one), in membership order. */
   members(rule: CompiledRequirement | undefined): readonly Shard<T>[] {
-    return rule === undefined ? this.#host.shards() : this.#membersOf(rule).members;
+    return rule === undefined ? this.#host.membership.shards : this.#membersOf(rule).members;
   }
 
   /** True when `shard` satisfies the rule (a mask lookup). */
@@ -128,7 +127,7 @@ export class CandidateSet<T> {
       this.#host.panicChanged(panic);
     }
     let blocked = 0;
-    for (const shard of this.#host.shards()) if (!this.available(shard)) blocked++;
+    for (const shard of this.#host.membership.shards) if (!this.available(shard)) blocked++;
     this.blocked = blocked;
   }
 
@@ -164,7 +163,7 @@ export class CandidateSet<T> {
     this.#listMask = undefined;
     if (this.blocked === 0 && run.tried === undefined) {
       if (this.tiers === undefined) {
-        if (run.requirement === undefined) return this.#host.shards();
+        if (run.requirement === undefined) return this.#host.membership.shards;
         // Every member can take work: the rule's members, listed once per membership, will do.
         const cached = this.#membersOf(run.requirement);
         if (cached.members.length > 0) {
@@ -211,7 +210,7 @@ export class CandidateSet<T> {
 
   /** True when `shard` was one of `candidates`, the list `forRun` last returned. */
   offered(shard: Shard<T>, candidates: readonly Shard<T>[]): boolean {
-    if (candidates === this.#host.shards()) return true;
+    if (candidates === this.#host.membership.shards) return true;
     if (this.#listMask !== undefined) return this.#listMask[shard.index] === 1;
     return this.#offered[shard.index] === this.#offerEpoch;
   }
@@ -247,7 +246,7 @@ export class CandidateSet<T> {
   #collect(run: Run<T>, tier: number): Shard<T>[] {
     const out = this.#scratch;
     out.length = 0;
-    const shards = this.#host.shards();
+    const shards = this.#host.membership.shards;
     const rule = run.requirement;
     const epoch = ++this.#offerEpoch;
     const mask = rule === undefined ? undefined : this.#membersOf(rule).mask;
@@ -284,10 +283,10 @@ export class CandidateSet<T> {
 
   /** Which members satisfy `rule`, cached per membership version. */
   #membersOf(rule: CompiledRequirement): Members<T> {
-    const version = this.#host.version();
+    const version = this.#host.membership.version;
     let cached = this.#masks.get(rule);
     if (cached === undefined || cached.version !== version) {
-      const shards = this.#host.shards();
+      const shards = this.#host.membership.shards;
       const mask = new Uint8Array(shards.length);
       const members: Shard<T>[] = [];
       for (const shard of shards) {
@@ -308,10 +307,10 @@ export class CandidateSet<T> {
    */
   #firstTier(rule: CompiledRequirement | undefined): Members<T> {
     const key: object = rule ?? NO_RULE;
-    const version = this.#host.version();
+    const version = this.#host.membership.version;
     let cached = this.#firstTiers.get(key);
     if (cached === undefined || cached.version !== version) {
-      const shards = this.#host.shards();
+      const shards = this.#host.membership.shards;
       const mask = new Uint8Array(shards.length);
       const allowed = rule === undefined ? undefined : this.#membersOf(rule).mask;
       const members: Shard<T>[] = [];
@@ -336,7 +335,7 @@ export class CandidateSet<T> {
       run.requirement === undefined ? undefined : this.#membersOf(run.requirement).mask;
     let members = 0;
     let healthy = 0;
-    for (const shard of this.#host.shards()) {
+    for (const shard of this.#host.membership.shards) {
       if (shard.tier !== t || (allowed !== undefined && allowed[shard.index] !== 1)) continue;
       members++;
       if (shard.health.state !== 'ejected' || this.panic) healthy++;

@@ -34,9 +34,10 @@ export class HomeLines<T> {
       this.#lines.set(shard, line);
     }
     run.state = 'queued';
-    if (run.waitSinceMs < 0) run.waitSinceMs = this.host.clock.now();
-    run.waitingAt = shard;
-    run.waitReason = why;
+    const keyed = run.keyed!;
+    if (keyed.waitSinceMs < 0) keyed.waitSinceMs = this.host.clock.now();
+    keyed.waitingAt = shard;
+    keyed.waitReason = why;
     if (first) line.unshift(run);
     else line.push(run);
     this.size++;
@@ -46,11 +47,12 @@ export class HomeLines<T> {
 
   /** Takes `run` out of its line (it starts, settles, or goes back to routing). */
   leave(run: Run<T>): void {
-    const shard = run.waitingAt;
-    if (shard === undefined) return;
-    run.waitingAt = undefined;
-    run.cancelWait?.();
-    run.cancelWait = undefined;
+    const keyed = run.keyed;
+    const shard = keyed?.waitingAt;
+    if (keyed === undefined || shard === undefined) return;
+    keyed.waitingAt = undefined;
+    keyed.cancelWait?.();
+    keyed.cancelWait = undefined;
     const line = this.#lines.get(shard)!;
     line.remove(run);
     this.size--;
@@ -82,7 +84,7 @@ export class HomeLines<T> {
   /** `shard` was ejected: its waiting runs now wait against their deadline. */
   ejected(shard: Shard<T>): void {
     for (let run = this.head(shard); run !== undefined; run = run.next as Run<T> | undefined) {
-      run.waitReason = 'ejected';
+      run.keyed!.waitReason = 'ejected';
       this.#armDeadline(run);
     }
   }
@@ -92,14 +94,15 @@ export class HomeLines<T> {
    * home, kept when the run moves between lines (so being served again never extends it).
    */
   #armDeadline(run: Run<T>): void {
-    if (run.cancelWait !== undefined || run.timeoutMs === Number.POSITIVE_INFINITY) return;
+    const keyed = run.keyed!;
+    if (keyed.cancelWait !== undefined || run.timeoutMs === Number.POSITIVE_INFINITY) return;
     const clock = this.host.clock;
-    if (run.waitDeadlineMs === Number.POSITIVE_INFINITY)
-      run.waitDeadlineMs = clock.now() + run.timeoutMs;
-    run.cancelWait = clock.setTimer(() => {
-      run.cancelWait = undefined;
-      this.host.expired(run, clock.now() - run.waitSinceMs);
-    }, run.waitDeadlineMs - clock.now());
+    if (keyed.waitDeadlineMs === Number.POSITIVE_INFINITY)
+      keyed.waitDeadlineMs = clock.now() + run.timeoutMs;
+    keyed.cancelWait = clock.setTimer(() => {
+      keyed.cancelWait = undefined;
+      this.host.expired(run, clock.now() - keyed.waitSinceMs);
+    }, keyed.waitDeadlineMs - clock.now());
   }
 
   #wakeAt(shard: Shard<T>, atMs: number): void {

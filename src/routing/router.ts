@@ -8,7 +8,7 @@
  */
 import { isShardwiseError, NoShardAvailableError, PickerError } from '../errors.js';
 import type { TickClock } from '../load/tick.js';
-import type { Run } from '../run.js';
+import { KeyedState, type Run } from '../run.js';
 import type { Shard } from '../shard.js';
 import type { DisplacementReason } from '../stats.js';
 import type { Key, Picker, PickRequest, RandomSource, ShardState } from '../types.js';
@@ -17,7 +17,7 @@ import type { CompiledRequirement } from './requirement.js';
 
 /** The run must wait in the balancer's queue for a slot. */
 export const WAIT = 'wait';
-/** The run waits in its home shard's line (`run.waitingAt`, `run.waitReason` say where, why). */
+/** The run waits in its home's line (`run.keyed.home`, `run.keyed.waitReason` say where, why). */
 export const PARK = 'park';
 
 /** Where an attempt goes: a shard, a wait, or the error that ends the run. */
@@ -29,8 +29,8 @@ export interface RouterHost<T> {
   readonly random: RandomSource;
   readonly ticker: TickClock;
   readonly candidates: CandidateSet<T>;
-  shards(): readonly Shard<T>[];
-  version(): number;
+  /** The live membership (`shards`) and its version. */
+  readonly membership: { readonly shards: readonly Shard<T>[]; readonly version: number };
   inFlight(): number;
 }
 
@@ -53,13 +53,12 @@ export class Router<T> {
     return this.#strict;
   }
 
-  /** Routes `run`'s next attempt at time `nowMs`. Sets `run.tier`, `run.reason`, `run.displaced`. */
+  /** Routes `run`'s next attempt at time `nowMs`. Sets `run.tier`, `run.reason` (and `run.keyed.displaced`). */
   route(run: Run<T>, nowMs: number): Route<T> {
-    if (this.#host.shards().length === 0) {
+    if (this.#host.membership.shards.length === 0) {
       return new NoShardAvailableError('the balancer has no shards: add one with addShard()');
     }
     const keyed = run.key !== undefined && this.#picker.keyed === true;
-    run.displaced = undefined;
     if (keyed && this.#strict) return this.#routeHome(run, nowMs);
     const candidates = this.#host.candidates.forRun(run);
     if (candidates.length === 0) {
@@ -75,10 +74,10 @@ export class Router<T> {
     if (!(picked instanceof Error) && keyed) {
       const home = this.home(run, nowMs);
       if (home instanceof Error) return home;
-      if (home !== undefined && home !== picked) {
-        run.displaced = this.#displacement(run, home);
-        run.reason = `displaced:${run.displaced}`;
-      }
+      const keyed = run.keyed!;
+      keyed.displaced =
+        home !== undefined && home !== picked ? this.#displacement(run, home) : undefined;
+      if (keyed.displaced !== undefined) run.reason = `displaced:${keyed.displaced}`;
     }
     return picked;
   }
@@ -88,12 +87,13 @@ export class Router<T> {
    * allows (the picker's `home()`, or its choice among all of them). Cached per membership.
    */
   home(run: Run<T>, nowMs: number): Shard<T> | undefined | Error {
-    const version = this.#host.version();
-    if (run.homeVersion === version) return run.home;
+    const version = this.#host.membership.version;
+    const keyed = (run.keyed ??= new KeyedState<T>());
+    if (keyed.version === version) return keyed.home;
     const home = this.#home(run.key!, run.requirement, run.attempt, nowMs);
     if (home instanceof Error) return home;
-    run.home = home;
-    run.homeVersion = version;
+    keyed.home = home;
+    keyed.version = version;
     return home;
   }
 
@@ -139,7 +139,7 @@ export class Router<T> {
       if (this.#host.candidates.tiers !== undefined) run.tier = home.tier;
       return home;
     }
-    run.waitReason =
+    run.keyed!.waitReason =
       home.health.state === 'ejected' && !this.#host.candidates.panic
         ? 'ejected'
         : home.pushedBackAt(nowMs)
@@ -206,7 +206,7 @@ export class Router<T> {
     const offeredOne =
       typeof picked === 'object' &&
       picked !== null &&
-      this.#host.shards()[shard.index] === shard &&
+      this.#host.membership.shards[shard.index] === shard &&
       (purpose === 'home'
         ? rule === undefined || this.#host.candidates.allows(rule, shard)
         : this.#host.candidates.offered(shard, offered));
