@@ -35,8 +35,12 @@ export const GRADIENT_DEFAULTS: Required<GradientOptions> = {
 
 /** A probe asks for this much more than the estimate: past the capacity it shows as a queue. */
 const PROBE_GAIN = 1.15;
-/** A measuring window runs this far (and at least one call) below the estimate: no queue there. */
-const MEASURE_GAIN = 0.85;
+/**
+ * A measuring window runs at least one call, and this far under the estimate ÷ `tolerance`, below
+ * it: the estimate may stand up to `tolerance` × the capacity, and the measure must not (0.85 at
+ * the default tolerance 1.1).
+ */
+const MEASURE_GAIN = 0.93;
 /** Cruising windows between probes: 2, doubled after each probe that found the edge, up to 8. */
 const CRUISE_MIN = 2;
 const CRUISE_MAX = 8;
@@ -263,7 +267,10 @@ export class GradientLimit implements ConcurrencyLimit {
     } else if (this.phase === MEASURE) {
       // Below what the callers used, not only below the estimate: below the load, or it shows nothing.
       const load = Math.min(estimate, this.lastPeak);
-      value = this.measureAt > 0 ? this.measureAt : Math.min(load * MEASURE_GAIN, load - 1);
+      value =
+        this.measureAt > 0
+          ? this.measureAt
+          : Math.min((load * MEASURE_GAIN) / o.tolerance, load - 1);
     }
     this.value = Math.min(o.max, Math.max(o.min, value));
     const after = this.limit;
