@@ -16,7 +16,8 @@ export interface GradientOptions {
   longWindow?: number;
   /**
    * How much slower than the baseline a window's mean RTT may be before it counts as a queue
-   * (default 1.1). A shard settles near `tolerance × capacity` at most.
+   * (default 1.1; from 1 to 10, and a rise under 5 % never counts). A shard settles between its
+   * capacity and `tolerance ×` its capacity.
    */
   tolerance?: number;
   /** Calls a probe asks for above the estimate, at least (default 1; a probe asks for ≥ 15 %). */
@@ -48,11 +49,14 @@ const CRUISE_MAX = 8;
 const MIN_SAMPLES = 32;
 const ROUNDS = 2;
 const WINDOW_MS = 100;
-/** A queue must stand this many standard errors above the baseline (noise is not a queue). */
-const Z = 3;
-/** A cut deeper than this (new ÷ old) may be a passing stall: probes may climb back, once. */
-const DEEP_CUT = 0.7;
-const RECOVERY_GAIN = 1.5;
+/** A queue must stand this many standard errors above the baseline (noise is not a queue)… */
+const Z = 2.5;
+/**
+ * …and at least 5 % above it, whatever `tolerance` says: between windows a real machine's RTT
+ * drifts by a few percent (timers, collection, other processes) more than one window's spread
+ * shows. A probe (+15 %) past the capacity still stands clear of it.
+ */
+const MIN_QUEUE = 1.05;
 /** A drop (timeout, push-back, fault) multiplies the estimate by this (AIMD's default backoff). */
 const DROP_BACKOFF = 0.9;
 
@@ -77,8 +81,8 @@ const CRUISE = 3;
  * the window reached it): callers that never fill it cannot push it to `max`.
  *
  * Two safeguards keep a noisy machine from collapsing the limit: a cut that does not lower the RTT
- * (the shard got slower, not queued) is undone and the baseline re-learnt; after a deep cut
- * (a stall), probes that find no queue climb back by ×1.5 to where it began, once.
+ * (the shard got slower, not queued) is undone and the baseline re-learnt; a probe that finds no
+ * queue at all (after a cut by a passing stall, say) goes back to doubling, as at the start.
  */
 export class GradientLimit implements ConcurrencyLimit {
   private readonly o: Required<GradientOptions>;
@@ -89,7 +93,7 @@ export class GradientLimit implements ConcurrencyLimit {
   private baseline = 0;
   /**
    * The baseline came from a window that may have held a queue (the first one, a re-learn), at
-   * `baselineLoad` calls. A window as fast at another load proves it: above the knee the RTT
+   * `baselineLoad` calls. A window as fast at a lower load proves it: above the knee the RTT
    * moves with the load.
    */
   private baselineUnsure = true;
@@ -101,6 +105,7 @@ export class GradientLimit implements ConcurrencyLimit {
   private cruiseLeft = 0;
   /** Samples to ignore after the limit moved: they began under the old one. */
   private skip = 0;
+  private warm = false;
   // The current window.
   private n = 0;
   private sum = 0;
@@ -110,8 +115,10 @@ export class GradientLimit implements ConcurrencyLimit {
   /** The estimate before a run of cuts, and the window mean that triggered the last one. */
   private cutFrom = 0;
   private cutMean = 0;
-  /** Where probes may climb back to after a deep cut (0: none). */
-  private recoverTo = 0;
+  /** A measuring window after a cut saw the RTT as high as before it; one more will decide. */
+  private stillSlow = false;
+  /** Probes in a row that found no queue at all. */
+  private clearProbes = 0;
   /** The limit of a measuring window that searches down for the knee (0: the usual one). */
   private measureAt = 0;
 
@@ -146,6 +153,12 @@ export class GradientLimit implements ConcurrencyLimit {
     if (this.n < Math.max(MIN_SAMPLES, ROUNDS * this.limit)) return;
     if (this.sum * this.n < WINDOW_MS * this.inFlightSum) return;
     const n = this.n;
+    if (!this.warm) {
+      // The first window only warms up: connection set-up and compilation slow it.
+      this.warm = true;
+      this.n = this.sum = this.squares = this.inFlightSum = this.peak = 0;
+      return;
+    }
     const mean = this.sum / n;
     const standardError = Math.sqrt(Math.max(0, this.squares / n - mean * mean) / n);
     const peak = this.peak;
@@ -161,21 +174,30 @@ export class GradientLimit implements ConcurrencyLimit {
     this.lastPeak = peak;
     if (this.baseline === 0) this.setBaseline(Math.max(mean, 1e-3), peak);
     const q = mean / this.baseline;
-    const queued = q > o.tolerance && mean - this.baseline > Z * standardError;
+    const queued = q > Math.max(o.tolerance, MIN_QUEUE) && mean - this.baseline > Z * standardError;
     const faster = mean * o.tolerance < this.baseline && this.baseline - mean > Z * standardError;
+    // As fast at another load (≥ 10 % away): the baseline's load was below the knee, since above
+    // it the RTT moves with the load.
     if (this.baselineUnsure && !queued && !faster) {
-      if (Math.abs(peak - this.baselineLoad) >= 0.1 * this.baselineLoad)
+      if (Math.abs(peak - this.baselineLoad) >= 0.1 * this.baselineLoad) {
         this.baselineUnsure = false;
+      }
     }
     const phase = this.phase;
     if (queued) {
       if (phase === MEASURE && this.cutFrom > 0) {
         if (mean >= this.cutMean / o.tolerance && mean <= this.cutMean * o.tolerance) {
-          // The RTT did not fall with the limit: the shard is slower, not queued. Re-learn, undo.
+          if (!this.stillSlow) {
+            // The RTT did not fall with the limit. A stall may span two windows: look once
+            // more before believing it.
+            this.stillSlow = true;
+            return;
+          }
+          // Twice: the shard is slower, not queued. Re-learn the baseline, undo the cuts.
+          this.stillSlow = false;
           this.setBaseline(mean, peak);
           this.estimate = this.cutFrom;
           this.cutFrom = 0;
-          this.recoverTo = 0;
           this.startCruise(CRUISE_MIN);
           return;
         }
@@ -187,15 +209,19 @@ export class GradientLimit implements ConcurrencyLimit {
       this.cut(mean, q, used ? limit : peak);
       return;
     }
+    // A window clearly faster than the baseline lowers it (a first window slowed by connection
+    // set-up and compilation is common); only measuring windows, below the knee, may raise it.
+    if (faster && phase !== MEASURE) {
+      this.baseline += (mean - this.baseline) * Math.min(1, n / o.longWindow);
+    }
     if (phase === MEASURE) {
       if (faster && this.baselineUnsure) {
         // Clearly faster below the estimate: the baseline held a queue (a start above the
         // capacity). Take this one and measure again at half the limit, until the RTT stops
         // falling with it, as startup doubles until it rises.
+        // The RTT fell from the baseline's load to this one: the knee is below that load.
+        this.estimate = Math.max(o.min, Math.min(this.estimate, this.baselineLoad));
         this.setBaseline(mean, peak);
-        // The RTT still fell at this limit: the knee is below it.
-        this.estimate = Math.min(this.estimate, limit);
-        this.recoverTo = 0;
         this.measureAt = Math.max(o.min, Math.floor(limit / 2));
         return;
       }
@@ -215,11 +241,18 @@ export class GradientLimit implements ConcurrencyLimit {
       }
     } else if (phase === PROBE) {
       if (used) {
-        const climbed = Math.min(this.recoverTo, this.estimate * RECOVERY_GAIN);
-        const next = Math.max(this.estimate, limit, climbed);
+        const next = Math.max(this.estimate, limit);
         this.estimate = Math.min(o.max, this.estimate + o.smoothing * (next - this.estimate));
-        if (this.estimate >= this.recoverTo) this.recoverTo = 0;
         this.cruiseLength = CRUISE_MIN;
+        const clear = mean + Z * standardError <= this.baseline * o.tolerance;
+        this.clearProbes = clear && q <= 1 + (o.tolerance - 1) / 2 ? this.clearProbes + 1 : 0;
+        if (this.clearProbes >= 2) {
+          // Twice no queue at all 15 % above the estimate: the capacity may be far above (a cut
+          // by a passing stall, a shard that grew). Double again, as at the start.
+          this.clearProbes = 0;
+          this.phase = STARTUP;
+          return;
+        }
       }
       this.phase = MEASURE;
     } else if (--this.cruiseLeft <= 0) {
@@ -238,10 +271,10 @@ export class GradientLimit implements ConcurrencyLimit {
     // A probe that found the edge: probe less often while the edge holds.
     this.cruiseLength =
       this.phase === PROBE ? Math.min(CRUISE_MAX, this.cruiseLength * 2) : CRUISE_MIN;
-    if (this.recoverTo > 0) this.recoverTo = 0;
-    else if (this.phase !== STARTUP && this.estimate < DEEP_CUT * before) this.recoverTo = before;
     this.phase = MEASURE;
     this.measureAt = 0;
+    this.stillSlow = false;
+    this.clearProbes = 0;
   }
 
   private setBaseline(mean: number, load: number): void {
@@ -254,6 +287,7 @@ export class GradientLimit implements ConcurrencyLimit {
     this.phase = CRUISE;
     this.cruiseLeft = length;
     this.measureAt = 0;
+    this.stillSlow = false;
   }
 
   /** Sets the limit for the phase; when it moves, the samples of calls begun before are skipped. */
