@@ -57,6 +57,8 @@ const Z = 2.5;
  * shows. A probe (+15 %) past the capacity still stands clear of it.
  */
 const MIN_QUEUE = 1.05;
+/** Weight of each new gap between two cruising windows' means in the spread (RFC 6298's β). */
+const SPREAD_GAIN = 0.25;
 /** A drop (timeout, push-back, fault) multiplies the estimate by this (AIMD's default backoff). */
 const DROP_BACKOFF = 0.9;
 
@@ -119,6 +121,10 @@ export class GradientLimit implements ConcurrencyLimit {
   private stillSlow = false;
   /** Probes in a row that found no queue at all. */
   private clearProbes = 0;
+  /** Mean gap between the means of consecutive cruising windows at one limit, ms. */
+  private spread = 0;
+  private lastMean = 0;
+  private lastLimit = 0;
   /** The limit of a measuring window that searches down for the knee (0: the usual one). */
   private measureAt = 0;
 
@@ -173,9 +179,17 @@ export class GradientLimit implements ConcurrencyLimit {
     const used = peak >= limit;
     this.lastPeak = peak;
     if (this.baseline === 0) this.setBaseline(Math.max(mean, 1e-3), peak);
+    // Noise: the spread within this window, or between windows at one limit, whichever is larger
+    // (as TCP's retransmission timer adds the RTT's variation to its mean, RFC 6298).
+    if (this.phase === CRUISE && limit === this.lastLimit && this.lastMean > 0) {
+      this.spread += (Math.abs(mean - this.lastMean) - this.spread) * SPREAD_GAIN;
+    }
+    this.lastMean = this.phase === CRUISE ? mean : 0;
+    this.lastLimit = limit;
+    const noise = Z * Math.max(standardError, this.spread);
     const q = mean / this.baseline;
-    const queued = q > Math.max(o.tolerance, MIN_QUEUE) && mean - this.baseline > Z * standardError;
-    const faster = mean * o.tolerance < this.baseline && this.baseline - mean > Z * standardError;
+    const queued = q > Math.max(o.tolerance, MIN_QUEUE) && mean - this.baseline > noise;
+    const faster = mean * o.tolerance < this.baseline && this.baseline - mean > noise;
     // As fast at another load (≥ 10 % away): the baseline's load was below the knee, since above
     // it the RTT moves with the load.
     if (this.baselineUnsure && !queued && !faster) {
@@ -244,7 +258,7 @@ export class GradientLimit implements ConcurrencyLimit {
         const next = Math.max(this.estimate, limit);
         this.estimate = Math.min(o.max, this.estimate + o.smoothing * (next - this.estimate));
         this.cruiseLength = CRUISE_MIN;
-        const clear = mean + Z * standardError <= this.baseline * o.tolerance;
+        const clear = mean + noise <= this.baseline * o.tolerance;
         this.clearProbes = clear && q <= 1 + (o.tolerance - 1) / 2 ? this.clearProbes + 1 : 0;
         if (this.clearProbes >= 2) {
           // Twice no queue at all 15 % above the estimate: the capacity may be far above (a cut
