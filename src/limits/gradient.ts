@@ -57,8 +57,6 @@ const Z = 2.5;
  * shows. A probe (+15 %) past the capacity still stands clear of it.
  */
 const MIN_QUEUE = 1.05;
-/** Weight of each new gap between two cruising windows' means in the spread (RFC 6298's β). */
-const SPREAD_GAIN = 0.25;
 /** A drop (timeout, push-back, fault) multiplies the estimate by this (AIMD's default backoff). */
 const DROP_BACKOFF = 0.9;
 
@@ -73,18 +71,23 @@ const CRUISE = 3;
  * the knee, so that the limit's own queue never becomes the "normal" RTT.
  *
  * Samples are taken in windows (see WINDOW_MS). A closed shard that serves `c` calls at once in
- * `s` ms has a mean RTT of `s` while the limit `L ≤ c`, and `s × L / c` above: the mean of a window
- * divided by the baseline is the queue factor q. A window is queued when q > `tolerance` (and the
- * rise stands Z standard errors clear of noise); the estimate is then cut to L ÷ q, which is `c`.
- * The windows cycle: a probe (15 % and at least `queueSize` above the estimate; it raises the
- * estimate when it finds no queue), a measuring window (15 % and one call below; it feeds the
- * baseline), then cruising windows at the estimate. Startup doubles the limit while it is used and
- * shows no queue. The limit grows only when the shard was kept at it (the peak in-flight count of
- * the window reached it): callers that never fill it cannot push it to `max`.
+ * `s` ms has a mean RTT of `s` while the limit `L ≤ c`, and `s × L / c` above (Little's law): the
+ * mean of a window divided by the baseline is the queue factor q. A window is queued when
+ * q > `tolerance` and the rise stands Z standard errors clear of noise; two queued windows in a
+ * row (one may be a passing stall) cut the estimate to L ÷ q, which is `c`.
  *
- * Two safeguards keep a noisy machine from collapsing the limit: a cut that does not lower the RTT
- * (the shard got slower, not queued) is undone and the baseline re-learnt; a probe that finds no
- * queue at all (after a cut by a passing stall, say) goes back to doubling, as at the start.
+ * The windows cycle. Startup doubles the limit while it is used and shows no queue (the first
+ * window only warms up). A probe asks for 15 % (and at least `queueSize`) more than the estimate:
+ * no queue, and the estimate rises to it and probes again at once, each step twice the last
+ * (BBRv2's way), so a limit far below the capacity climbs back in a few windows; a queue, and it
+ * returns to the estimate and probes half as often (every 2, 4, then 8 cruising windows). A
+ * measuring window, one call and 15 % below, feeds the baseline. The limit grows only when the
+ * window's peak in-flight count reached it: callers that never fill it cannot push it to `max`.
+ *
+ * A cut that does not lower the RTT, twice, means the shard got slower, not queued: the baseline
+ * is re-learnt and the cut undone, instead of cutting to the floor. A baseline taken with a queue
+ * in it (a start above the capacity) shows as a measuring window clearly faster than it: the
+ * limit then measures at half, until the RTT stops falling.
  */
 export class GradientLimit implements ConcurrencyLimit {
   private readonly o: Required<GradientOptions>;
@@ -119,12 +122,10 @@ export class GradientLimit implements ConcurrencyLimit {
   private cutMean = 0;
   /** A measuring window after a cut saw the RTT as high as before it; one more will decide. */
   private stillSlow = false;
-  /** Probes in a row that found no queue at all. */
-  private clearProbes = 0;
-  /** Mean gap between the means of consecutive cruising windows at one limit, ms. */
-  private spread = 0;
-  private lastMean = 0;
-  private lastLimit = 0;
+  /** The last window looked queued; this one confirms it (a cut) or not (a stall). */
+  private suspect = false;
+  /** Probes in a row that found no queue: each asks for twice the step of the last. */
+  private probeStreak = 0;
   /** The limit of a measuring window that searches down for the knee (0: the usual one). */
   private measureAt = 0;
 
@@ -179,16 +180,10 @@ export class GradientLimit implements ConcurrencyLimit {
     const used = peak >= limit;
     this.lastPeak = peak;
     if (this.baseline === 0) this.setBaseline(Math.max(mean, 1e-3), peak);
-    // Noise: the spread within this window, or between windows at one limit, whichever is larger
-    // (as TCP's retransmission timer adds the RTT's variation to its mean, RFC 6298).
-    if (this.phase === CRUISE && limit === this.lastLimit && this.lastMean > 0) {
-      this.spread += (Math.abs(mean - this.lastMean) - this.spread) * SPREAD_GAIN;
-    }
-    this.lastMean = this.phase === CRUISE ? mean : 0;
-    this.lastLimit = limit;
-    const noise = Z * Math.max(standardError, this.spread);
+    const noise = Z * standardError;
     const q = mean / this.baseline;
-    const queued = q > Math.max(o.tolerance, MIN_QUEUE) && mean - this.baseline > noise;
+    const above = q > Math.max(o.tolerance, MIN_QUEUE);
+    const queued = above && mean - this.baseline > noise;
     const faster = mean * o.tolerance < this.baseline && this.baseline - mean > noise;
     // As fast at another load (≥ 10 % away): the baseline's load was below the knee, since above
     // it the RTT moves with the load.
@@ -220,9 +215,26 @@ export class GradientLimit implements ConcurrencyLimit {
         this.startCruise(this.cruiseLength);
         return;
       }
+      if (phase === PROBE) {
+        // The probe found the edge: back to the estimate (nothing to cut: the estimate held),
+        // and probe less often while the edge holds.
+        this.cruiseLength = Math.min(CRUISE_MAX, this.cruiseLength * 2);
+        this.probeStreak = 0;
+        this.suspect = false;
+        this.phase = MEASURE;
+        return;
+      }
+      if (!this.suspect) {
+        // One window is not a queue yet: a passing stall (a collection, a busy machine) slows a
+        // whole window as much. Hold the limit one more window; a queue will still be there.
+        this.suspect = true;
+        return;
+      }
+      this.suspect = false;
       this.cut(mean, q, used ? limit : peak);
       return;
     }
+    this.suspect = false;
     // A window clearly faster than the baseline lowers it (a first window slowed by connection
     // set-up and compilation is common); only measuring windows, below the knee, may raise it.
     if (faster && phase !== MEASURE) {
@@ -254,21 +266,21 @@ export class GradientLimit implements ConcurrencyLimit {
         this.phase = MEASURE;
       }
     } else if (phase === PROBE) {
-      if (used) {
+      this.phase = MEASURE;
+      // Grow only on a probe that was used and whose RTT held: one above the tolerance but within
+      // the noise proves nothing either way.
+      if (used && !above) {
         const next = Math.max(this.estimate, limit);
         this.estimate = Math.min(o.max, this.estimate + o.smoothing * (next - this.estimate));
         this.cruiseLength = CRUISE_MIN;
-        const clear = mean + noise <= this.baseline * o.tolerance;
-        this.clearProbes = clear && q <= 1 + (o.tolerance - 1) / 2 ? this.clearProbes + 1 : 0;
-        if (this.clearProbes >= 2) {
-          // Twice no queue at all 15 % above the estimate: the capacity may be far above (a cut
-          // by a passing stall, a shard that grew). Double again, as at the start.
-          this.clearProbes = 0;
-          this.phase = STARTUP;
-          return;
-        }
+        // No queue there: probe again at once, each step twice the last (BBRv2 grows its probes
+        // the same way), so a limit far below the capacity — cut by a passing stall, or a shard
+        // that grew — climbs back in a few windows. The first queued probe ends it with a cut.
+        this.probeStreak++;
+        this.phase = PROBE;
+      } else {
+        this.probeStreak = 0;
       }
-      this.phase = MEASURE;
     } else if (--this.cruiseLeft <= 0) {
       this.phase = PROBE;
     }
@@ -282,13 +294,11 @@ export class GradientLimit implements ConcurrencyLimit {
     this.cutMean = mean;
     const target = Math.min(before, load / q);
     this.estimate = Math.max(o.min, before + o.smoothing * (target - before));
-    // A probe that found the edge: probe less often while the edge holds.
-    this.cruiseLength =
-      this.phase === PROBE ? Math.min(CRUISE_MAX, this.cruiseLength * 2) : CRUISE_MIN;
+    this.cruiseLength = CRUISE_MIN;
     this.phase = MEASURE;
     this.measureAt = 0;
     this.stillSlow = false;
-    this.clearProbes = 0;
+    this.probeStreak = 0;
   }
 
   private setBaseline(mean: number, load: number): void {
@@ -311,7 +321,8 @@ export class GradientLimit implements ConcurrencyLimit {
     const estimate = this.estimate;
     let value = estimate;
     if (this.phase === PROBE) {
-      value = Math.max(estimate * PROBE_GAIN, estimate + o.queueSize, before + 1);
+      const gain = Math.min(2, 1 + (PROBE_GAIN - 1) * 2 ** Math.min(this.probeStreak, 3));
+      value = Math.max(estimate * gain, estimate + o.queueSize, Math.round(estimate) + 1);
     } else if (this.phase === MEASURE) {
       // Below what the callers used, not only below the estimate: below the load, or it shows nothing.
       const load = Math.min(estimate, this.lastPeak);
