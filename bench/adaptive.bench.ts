@@ -1,6 +1,18 @@
 /**
- * Adaptive against fixed concurrency limits on a simulated fleet, on virtual time (seeded, so every
- * figure is the same on every machine; only the wall time of the run varies).
+ * Adaptive concurrency limits, new defaults beside the old, in three tables (one run):
+ *
+ * 1. Where `gradient()` settles against one shard that serves N = 4, 10, 40 calls at once
+ *    (10 ms each, a FIFO queue for the rest) with 64 callers, on the simulator (virtual time,
+ *    seeded: the same figures on every machine). Goal: the median within ±30 % of N, and every
+ *    sample of the last half within ±30 % (the swing).
+ * 2. The same against a real `node:http` shard on loopback, in a child process
+ *    (bench/http-fixtures/capacity-shards.mjs), 50 samples of the limit 100 ms apart. Wall time:
+ *    the machine's load (printed) moves these figures; a loaded client cannot reach N = 40's
+ *    4 000 calls/s, and its own delays then read as a queue.
+ * 3. A fleet (below), p99 against the ideal, as before.
+ *
+ * "Old defaults" is the gradient limit as it was before this change (bench/legacy-gradient.ts),
+ * run in the same process.
  *
  * Fleet: 8 shards (a…h), each serving 8 calls at once in 10 ms (a FIFO queue for the rest, whose
  * wait counts in the latency): 800 calls/s a shard, 6 400 calls/s in all. Shard "h" drops to 2 calls
@@ -26,11 +38,21 @@
  * `simulate()`: `simulate()` times shed runs too (as 0 ms) and reports 200 CDF points, from which
  * the p99 of completed runs can only be bracketed.
  *
- * Run: npx tsx bench/adaptive.bench.ts   (or npm run bench adaptive)
+ * Run: node --expose-gc --import tsx bench/adaptive.bench.ts   (or npm run bench adaptive)
  */
+import { loadavg } from 'node:os';
 import { Balancer, type LimitFactory } from '../src/index.js';
 import { aimd, fixed, gradient } from '../src/limits/index.js';
 import { ManualClock, seededRandom } from '../src/testing/index.js';
+import {
+  CALLERS,
+  SERVICE_MS,
+  type Settled,
+  settleReal,
+  settleSimulated,
+  startCapacityShards,
+} from './adaptive-settle.js';
+import { legacyGradient } from './legacy-gradient.js';
 import { fmt, goal, printHeader, printTable, ratio } from './lib.js';
 
 const SHARD_IDS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
@@ -187,18 +209,70 @@ const CONFIGS: Array<{ name: string; limit: number | LimitFactory }> = [
     name: 'aimd timeout 15 ms, ×0.98',
     limit: aimd({ initial: 8, max: 64, timeoutMs: 15, backoffRatio: 0.98 }),
   },
-  // Gradient settles a saturated shard at ≈ tolerance × capacity + queueSize in flight (see
-  // GradientLimit): RTT ≈ (tolerance + queueSize / capacity) × 10 ms, before the balancer's queue.
-  { name: 'gradient defaults (1.5, 4)', limit: gradient({ initial: 8, max: 64 }) },
+  // The old gradient settled a saturated shard at ≈ tolerance × capacity + queueSize in flight:
+  // RTT ≈ (tolerance + queueSize / capacity) × 10 ms, before the balancer's queue.
+  { name: 'old gradient defaults (1.5, 4)', limit: legacyGradient({ initial: 8, max: 64 }) },
   {
-    name: 'gradient tol 1.25, queue 1',
-    limit: gradient({ initial: 8, max: 64, tolerance: 1.25, queueSize: 1 }),
+    name: 'old gradient tol 1.25, queue 1',
+    limit: legacyGradient({ initial: 8, max: 64, tolerance: 1.25, queueSize: 1 }),
   },
   {
-    name: 'gradient tol 1.1, queue 0.5',
-    limit: gradient({ initial: 8, max: 64, tolerance: 1.1, queueSize: 0.5 }),
+    name: 'old gradient tol 1.1, queue 0.5',
+    limit: legacyGradient({ initial: 8, max: 64, tolerance: 1.1, queueSize: 0.5 }),
   },
+  { name: 'gradient() defaults', limit: gradient() },
+  { name: 'gradient({ initial: 8, max: 64 })', limit: gradient({ initial: 8, max: 64 }) },
 ];
+
+// ——— 1 and 2: where gradient() settles against one shard ———
+
+const CAPACITIES = [4, 10, 40];
+const LIMITS: Array<{ name: string; limit: LimitFactory }> = [
+  { name: 'gradient() defaults', limit: gradient() },
+  { name: 'old gradient defaults', limit: legacyGradient() },
+];
+
+function settleRow(name: string, n: number, s: Settled): string[] {
+  const inBand = (x: number) => x >= 0.7 * n && x <= 1.3 * n;
+  return [
+    name,
+    String(n),
+    fmt(s.median),
+    ratio(s.median / n),
+    `${s.min}–${s.max}`,
+    fmt(s.rate, 0),
+    fmt(s.p99),
+    goal(inBand(s.median) && inBand(s.min) && inBand(s.max)),
+  ];
+}
+const SETTLE_HEADERS = ['limit', 'N', 'settled', '× N', 'swing', 'calls/s', 'p99 ms', 'goal'];
+
+printHeader(
+  `adaptive limits: settled limit vs a shard serving N at once (${SERVICE_MS} ms each), ${CALLERS} callers — simulated`,
+);
+const simRows: string[][] = [];
+for (const { name, limit } of LIMITS) {
+  for (const n of CAPACITIES) simRows.push(settleRow(name, n, await settleSimulated(limit, n)));
+}
+printTable(SETTLE_HEADERS, simRows);
+
+printHeader(
+  `adaptive limits: settled limit vs a real node:http shard serving N at once, ${CALLERS} callers`,
+);
+console.log(`machine load (1 min) before: ${fmt(loadavg()[0]!, 2)}`);
+const shards = await startCapacityShards(CAPACITIES);
+const realRows: string[][] = [];
+for (const { name, limit } of LIMITS) {
+  for (let i = 0; i < CAPACITIES.length; i++) {
+    const n = CAPACITIES[i]!;
+    realRows.push(settleRow(name, n, await settleReal(limit, shards.origins[i]!)));
+  }
+}
+shards.child.disconnect();
+printTable(SETTLE_HEADERS, realRows);
+console.log(`machine load (1 min) after: ${fmt(loadavg()[0]!, 2)}`);
+
+// ——— 3: the fleet ———
 
 printHeader(
   `adaptive limits: ${SHARD_IDS.length} shards × ${CAPACITY} × ${LATENCY_MS} ms, ${RUNS} runs at 1.5× capacity, "${DROP.id}" at 25 % for 2–6 s`,

@@ -11,7 +11,8 @@
  * Shards are real `ShardState`s from a real `Balancer` on a `ManualClock`, with Peak-EWMA samples
  * (1–50 ms) and a few calls left in flight, so load figures differ and EWMA reads decay. The
  * `peak-ewma (systemClock)` row is the same picker over a balancer on the default system clock:
- * every cost read then calls `performance.now()`.
+ * every cost read then calls `performance.now()`. Beside the medians, the fastest of the 25 rounds
+ * (pick and baseline): on a machine other processes share, the median carries their load too.
  *
  * Run: npx tsx bench/pickers.bench.ts   (or npm run bench pickers)
  */
@@ -64,6 +65,7 @@ const CASES: Case[] = [
   { label: 'random', make: random, clock: 'manual' },
   { label: 'p2c (inFlight)', make: () => p2c(), clock: 'manual' },
   { label: "p2c({ load: 'ewma' })", make: () => p2c({ load: 'ewma' }), clock: 'manual' },
+  { label: 'p2c({ choices: 3 })', make: () => p2c({ choices: 3 }), clock: 'manual' },
   { label: 'least-in-flight', make: leastInFlight, clock: 'manual' },
   { label: 'peak-ewma', make: () => peakEwma(), clock: 'manual' },
   { label: 'peak-ewma (systemClock)', make: () => peakEwma(), clock: 'system' },
@@ -73,6 +75,9 @@ interface SizeResult {
   n: number;
   ns: number;
   baseNs: number;
+  /** Fastest round: what the pick costs when no other process takes the core. */
+  minNs: number;
+  baseMinNs: number;
   ratio: number;
   bytes: number;
   baseBytes: number;
@@ -217,6 +222,8 @@ async function child(label: string): Promise<void> {
     n: f.n,
     ns: median(f.pick),
     baseNs: median(f.base),
+    minNs: Math.min(...f.pick),
+    baseMinNs: Math.min(...f.base),
     ratio: median(f.pick.map((p, i) => p / f.base[i]!)),
     bytes: bytesPerCall(f.runPick, median(f.pick)),
     baseBytes: bytesPerCall(f.runBase, median(f.base)),
@@ -285,13 +292,23 @@ async function parent(): Promise<void> {
         fmt(s.ns, 1),
         fmt(s.baseNs, 1),
         ratio(s.ratio),
+        `${fmt(s.minNs, 1)} / ${fmt(s.baseMinNs, 1)}`,
         fmt(s.bytes, 2),
         fmt(s.baseBytes, 2),
       ]);
     }
   }
   printTable(
-    ['picker', 'shards', 'ns/pick', 'baseline ns', 'vs baseline', 'bytes/pick', 'baseline bytes'],
+    [
+      'picker',
+      'shards',
+      'ns/pick',
+      'baseline ns',
+      'vs baseline',
+      'fastest round ns (pick / baseline)',
+      'bytes/pick',
+      'baseline bytes',
+    ],
     rows,
   );
 
@@ -320,6 +337,16 @@ async function parent(): Promise<void> {
     ['goal', 'measured', 'status'],
     [
       ['p2c ≤ 50 ns/pick (worst size)', `${fmt(p2cWorst, 1)} ns`, goal(p2cWorst <= 50)],
+      [
+        `p2c @1000 ≤ 25 ns (median; baseline ${fmt(at(p2cRes, 1000).baseNs, 1)} ns)`,
+        `${fmt(at(p2cRes, 1000).ns, 1)} ns`,
+        goal(at(p2cRes, 1000).ns <= 25),
+      ],
+      [
+        `p2c @1000 ≤ 25 ns (fastest round; baseline ${fmt(at(p2cRes, 1000).baseMinNs, 1)} ns)`,
+        `${fmt(at(p2cRes, 1000).minNs, 1)} ns`,
+        goal(at(p2cRes, 1000).minNs <= 25),
+      ],
       ['p2c 1000/8 ≤ 1.2', ratio(p2cScale), goal(p2cScale <= 1.2)],
       ['peak-ewma ≤ 2× p2c (worst size)', ratio(vsP2c(ewmaRes)), goal(vsP2c(ewmaRes) <= 2)],
       [

@@ -1,93 +1,339 @@
-import { checkKnownKeys, checkObject, inRange, positiveFinite, positiveInt } from '../validate.js';
+import { checkKnownKeys, checkObject, inRange, positiveInt } from '../validate.js';
 import { checkBounds } from './aimd.js';
 import type { ConcurrencyLimit, LimitFactory, LimitSample } from './types.js';
 
-/** Options of {@link gradient}. */
+/** Options of {@link gradient}. Every default is explained in docs/adaptive-limits.md. */
 export interface GradientOptions {
-  /** Starting limit (default 20). */
+  /** Starting limit (default 4). It doubles while the shard is kept full and shows no queue. */
   initial?: number;
   /** Floor (default 1). */
   min?: number;
   /** Ceiling (default 200). */
   max?: number;
-  /** Weight of a new limit against the old, in (0, 1] (default 0.2). */
+  /** Weight of a new estimate against the old, in (0, 1] (default 1: windows already average). */
   smoothing?: number;
-  /** Samples the long-term RTT baseline averages over (default 600). */
+  /** Samples the no-queue RTT baseline averages over (default 100). */
   longWindow?: number;
-  /** How much slower than the baseline the short-term RTT may be before the limit shrinks (default 1.5). */
+  /**
+   * How much slower than the baseline a window's mean RTT may be before it counts as a queue
+   * (default 1.1; from 1 to 10, and a rise under 5 % never counts). A shard settles between its
+   * capacity and `tolerance ×` its capacity.
+   */
   tolerance?: number;
-  /** Head-room added each sample so the limit can grow and probe (default 4). */
+  /** Calls a probe asks for above the estimate, at least (default 1; a probe asks for ≥ 15 %). */
   queueSize?: number;
 }
 
 export const GRADIENT_DEFAULTS: Required<GradientOptions> = {
-  initial: 20,
+  initial: 4,
   min: 1,
   max: 200,
-  smoothing: 0.2,
-  longWindow: 600,
-  tolerance: 1.5,
-  queueSize: 4,
+  smoothing: 1,
+  longWindow: 100,
+  tolerance: 1.1,
+  queueSize: 1,
 };
 
+/** A probe asks for this much more than the estimate: past the capacity it shows as a queue. */
+const PROBE_GAIN = 1.15;
 /**
- * Latency-based limit after Netflix's Gradient2: a long-term RTT baseline (an EWMA over
- * `longWindow` samples) against the latest RTT. gradient = clamp(tolerance × long / short, 0.5, 1);
- * new = limit × gradient + queueSize, smoothed by `smoothing`. When latency rises above the
- * tolerated baseline the limit shrinks; while it holds, the limit grows by the queue head-room.
- * It does not grow while the limit is not in use (in-flight under half of it), and a drop
- * (timeout, push-back, failure) targets half the limit with no head-room. When the baseline drifts
- * far above the short RTT (a recovered shard), it decays towards it so the limit can recover.
+ * A measuring window runs at least one call, and this far under the estimate ÷ `tolerance`, below
+ * it: the estimate may stand up to `tolerance` × the capacity, and the measure must not (0.85 at
+ * the default tolerance 1.1).
+ */
+const MEASURE_GAIN = 0.93;
+/** Cruising windows between probes: 2, doubled after each probe that found the edge, up to 8. */
+const CRUISE_MIN = 2;
+const CRUISE_MAX = 8;
+/** A window holds at least this many samples, two rounds of the limit, and ≈ WINDOW_MS of time. */
+const MIN_SAMPLES = 32;
+const ROUNDS = 2;
+const WINDOW_MS = 100;
+/** A queue must stand this many standard errors above the baseline (noise is not a queue)… */
+const Z = 2.5;
+/**
+ * …and at least 5 % above it, whatever `tolerance` says: between windows a real machine's RTT
+ * drifts by a few percent (timers, collection, other processes) more than one window's spread
+ * shows. A probe (+15 %) past the capacity still stands clear of it.
+ */
+const MIN_QUEUE = 1.05;
+/** A drop (timeout, push-back, fault) multiplies the estimate by this (AIMD's default backoff). */
+const DROP_BACKOFF = 0.9;
+
+const STARTUP = 0;
+const PROBE = 1;
+const MEASURE = 2;
+const CRUISE = 3;
+
+/**
+ * Latency-based limit: Netflix's Gradient2 update (limit × baseline ÷ RTT when the RTT rises)
+ * with the baseline measured the way BBR and Envoy's adaptive concurrency do it, at a limit below
+ * the knee, so that the limit's own queue never becomes the "normal" RTT.
  *
- * One departure from Gradient2: while the limit is in use, the baseline learns only from samples
- * at or below it (the RTT without our own queue); a slower one may be the limit's own queue, and
- * learning it lets the baseline climb with the queue until the limit reaches `max`. So a shard
- * that serves `c` calls at once in time `s` settles at limit ≈ tolerance × c + queueSize
- * (defaults: 1.5 c + 4, an RTT of ≈ (1.5 + 4 / c) × s). The price: a lasting rise in service
- * time that is not queueing (larger payloads, a slower disk) is learnt only from samples taken
- * while the limit is not in use; until then the limit holds at queueSize / (1 − gradient), at
- * least 2 × queueSize (the gradient's floor of 0.5).
+ * Samples are taken in windows (see WINDOW_MS). A closed shard that serves `c` calls at once in
+ * `s` ms has a mean RTT of `s` while the limit `L ≤ c`, and `s × L / c` above (Little's law): the
+ * mean of a window divided by the baseline is the queue factor q. A window is queued when
+ * q > `tolerance` and the rise stands Z standard errors clear of noise; two queued windows in a
+ * row (one may be a passing stall) cut the estimate to L ÷ q, which is `c`.
+ *
+ * The windows cycle. Startup doubles the limit while it is used and shows no queue (the first
+ * window only warms up). A probe asks for 15 % (and at least `queueSize`) more than the estimate:
+ * no queue, and the estimate rises to it and probes again at once, each step twice the last
+ * (BBRv2's way), so a limit far below the capacity climbs back in a few windows; a queue, and it
+ * returns to the estimate and probes half as often (every 2, 4, then 8 cruising windows). A
+ * measuring window, one call and 15 % below, feeds the baseline. The limit grows only when the
+ * window's peak in-flight count reached it: callers that never fill it cannot push it to `max`.
+ *
+ * A cut that does not lower the RTT, twice, means the shard got slower, not queued: the baseline
+ * is re-learnt and the cut undone, instead of cutting to the floor. A baseline taken with a queue
+ * in it (a start above the capacity) shows as a measuring window clearly faster than it: the
+ * limit then measures at half, until the RTT stops falling.
  */
 export class GradientLimit implements ConcurrencyLimit {
-  private value: number;
-  private longRtt = 0;
-  private samples = 0;
   private readonly o: Required<GradientOptions>;
+  /** The shard's concurrency as estimated now; the limit is this, or a probe above or below it. */
+  private estimate: number;
+  private value: number;
+  /** Mean RTT of the shard without a queue (0 until the first window). */
+  private baseline = 0;
+  /**
+   * The baseline came from a window that may have held a queue (the first one, a re-learn), at
+   * `baselineLoad` calls. A window as fast at a lower load proves it: above the knee the RTT
+   * moves with the load.
+   */
+  private baselineUnsure = true;
+  private baselineLoad = 0;
+  /** The peak in-flight count of the last window: what the callers actually used. */
+  private lastPeak = 0;
+  private phase = STARTUP;
+  private cruiseLength = CRUISE_MIN;
+  private cruiseLeft = 0;
+  /** Samples to ignore after the limit moved: they began under the old one. */
+  private skip = 0;
+  private warm = false;
+  // The current window.
+  private n = 0;
+  private sum = 0;
+  private squares = 0;
+  private inFlightSum = 0;
+  private peak = 0;
+  /** The estimate before a run of cuts, and the window mean that triggered the last one. */
+  private cutFrom = 0;
+  private cutMean = 0;
+  /** A measuring window after a cut saw the RTT as high as before it; one more will decide. */
+  private stillSlow = false;
+  /** The last window looked queued; this one confirms it (a cut) or not (a stall). */
+  private suspect = false;
+  /** Probes in a row that found no queue: each asks for twice the step of the last. */
+  private probeStreak = 0;
+  /** The limit of a measuring window that searches down for the knee (0: the usual one). */
+  private measureAt = 0;
 
   constructor(options: Required<GradientOptions>) {
     this.o = options;
+    this.estimate = options.initial;
     this.value = options.initial;
   }
 
   get limit(): number {
-    return Math.floor(this.value);
+    return Math.max(1, Math.round(this.value));
   }
 
   onSample({ rttMs, inFlight, dropped }: LimitSample): void {
-    const o = this.o;
-    const shortRtt = Math.max(rttMs, 1e-3);
-    const appLimited = inFlight * 2 < this.value;
-    this.samples++;
-    if (this.samples === 1) this.longRtt = shortRtt;
-    else if (appLimited || shortRtt <= this.longRtt) {
-      // The baseline is the RTT without our own queue: it learns from samples at or below it,
-      // and from any sample taken while the limit was not in use. Fed every sample (as Gradient2
-      // is), it climbs with the queue of a shard that stays full, the gradient returns to 1 and
-      // the limit grows by `queueSize` a sample up to `max`: a shard whose capacity halved kept
-      // ~60 calls in flight against 4 served at once (test/limits/simulated.test.ts). Fed the
-      // samples within `tolerance` of it, it still ratchets up, more slowly.
-      const factor = 2 / (Math.min(this.samples, o.longWindow) + 1);
-      this.longRtt = this.longRtt * (1 - factor) + shortRtt * factor;
+    if (dropped) {
+      // Loss is the strongest signal there is; its RTT (a timeout, say) says nothing of the queue.
+      this.estimate = Math.max(this.o.min, this.estimate * DROP_BACKOFF);
+      if (this.phase === STARTUP) this.phase = CRUISE;
+      this.apply();
+      return;
     }
-    if (this.longRtt / shortRtt > 2) this.longRtt *= 0.95;
-    if (!dropped && appLimited) return;
-    // A drop halves the target and grants no head-room: loss means the shard is past its limit.
-    const target = dropped
-      ? this.value * 0.5
-      : this.value * Math.max(0.5, Math.min(1, (o.tolerance * this.longRtt) / shortRtt)) +
-        o.queueSize;
-    const next = this.value * (1 - o.smoothing) + target * o.smoothing;
-    this.value = Math.min(o.max, Math.max(o.min, next));
+    if (this.skip > 0) {
+      this.skip--;
+      return;
+    }
+    this.n++;
+    this.sum += rttMs;
+    this.squares += rttMs * rttMs;
+    this.inFlightSum += inFlight;
+    if (inFlight > this.peak) this.peak = inFlight;
+    // Little's law: the window's span of time is about Σ rtt ÷ mean in-flight.
+    if (this.n < Math.max(MIN_SAMPLES, ROUNDS * this.limit)) return;
+    if (this.sum * this.n < WINDOW_MS * this.inFlightSum) return;
+    const n = this.n;
+    if (!this.warm) {
+      // The first window only warms up: connection set-up and compilation slow it.
+      this.warm = true;
+      this.n = this.sum = this.squares = this.inFlightSum = this.peak = 0;
+      return;
+    }
+    const mean = this.sum / n;
+    const standardError = Math.sqrt(Math.max(0, this.squares / n - mean * mean) / n);
+    const peak = this.peak;
+    this.n = this.sum = this.squares = this.inFlightSum = this.peak = 0;
+    this.evaluate(mean, standardError, peak, n);
+    this.apply();
+  }
+
+  private evaluate(mean: number, standardError: number, peak: number, n: number): void {
+    const o = this.o;
+    const limit = this.limit;
+    const used = peak >= limit;
+    this.lastPeak = peak;
+    if (this.baseline === 0) this.setBaseline(Math.max(mean, 1e-3), peak);
+    const noise = Z * standardError;
+    const q = mean / this.baseline;
+    const above = q > Math.max(o.tolerance, MIN_QUEUE);
+    const queued = above && mean - this.baseline > noise;
+    const faster = mean * o.tolerance < this.baseline && this.baseline - mean > noise;
+    // As fast at another load (≥ 10 % away): the baseline's load was below the knee, since above
+    // it the RTT moves with the load.
+    if (this.baselineUnsure && !queued && !faster) {
+      if (Math.abs(peak - this.baselineLoad) >= 0.1 * this.baselineLoad) {
+        this.baselineUnsure = false;
+      }
+    }
+    const phase = this.phase;
+    if (queued) {
+      if (phase === MEASURE && this.cutFrom > 0) {
+        if (mean >= this.cutMean / o.tolerance && mean <= this.cutMean * o.tolerance) {
+          if (!this.stillSlow) {
+            // The RTT did not fall with the limit. A stall may span two windows: look once
+            // more before believing it.
+            this.stillSlow = true;
+            return;
+          }
+          // Twice: the shard is slower, not queued. Re-learn the baseline, undo the cuts.
+          this.stillSlow = false;
+          this.setBaseline(mean, peak);
+          this.estimate = this.cutFrom;
+          this.cutFrom = 0;
+          this.startCruise(CRUISE_MIN);
+          return;
+        }
+      } else if (phase === MEASURE) {
+        // A queue below the estimate, with no cut to explain: the next window at it decides.
+        this.startCruise(this.cruiseLength);
+        return;
+      }
+      if (phase === PROBE) {
+        // The probe found the edge: back to the estimate (nothing to cut: the estimate held),
+        // and probe less often while the edge holds.
+        this.cruiseLength = Math.min(CRUISE_MAX, this.cruiseLength * 2);
+        this.probeStreak = 0;
+        this.suspect = false;
+        this.phase = MEASURE;
+        return;
+      }
+      if (!this.suspect) {
+        // One window is not a queue yet: a passing stall (a collection, a busy machine) slows a
+        // whole window as much. Hold the limit one more window; a queue will still be there.
+        this.suspect = true;
+        return;
+      }
+      this.suspect = false;
+      this.cut(mean, q, used ? limit : peak);
+      return;
+    }
+    this.suspect = false;
+    // A window clearly faster than the baseline lowers it (a first window slowed by connection
+    // set-up and compilation is common); only measuring windows, below the knee, may raise it.
+    if (faster && phase !== MEASURE) {
+      this.baseline += (mean - this.baseline) * Math.min(1, n / o.longWindow);
+    }
+    if (phase === MEASURE) {
+      if (faster && this.baselineUnsure) {
+        // Clearly faster below the estimate: the baseline held a queue (a start above the
+        // capacity). Take this one and measure again at half the limit, until the RTT stops
+        // falling with it, as startup doubles until it rises.
+        // The RTT fell from the baseline's load to this one: the knee is below that load.
+        this.estimate = Math.max(o.min, Math.min(this.estimate, this.baselineLoad));
+        this.setBaseline(mean, peak);
+        this.measureAt = Math.max(o.min, Math.floor(limit / 2));
+        return;
+      }
+      // Otherwise the baseline learns slowly, so that noise moves it little.
+      this.baseline += (mean - this.baseline) * Math.min(1, n / o.longWindow);
+      this.cutFrom = 0;
+      this.startCruise(this.cruiseLength);
+    } else if (phase === STARTUP) {
+      if (used) this.estimate = Math.min(o.max, this.estimate * 2);
+      else {
+        // The callers did not fill the doubled limit: back to what they used, plus a probe's room.
+        this.estimate = Math.max(
+          o.min,
+          Math.min(this.estimate, Math.max(peak * PROBE_GAIN, peak + o.queueSize)),
+        );
+        this.phase = MEASURE;
+      }
+    } else if (phase === PROBE) {
+      this.phase = MEASURE;
+      // Grow only on a probe that was used and whose RTT held: one above the tolerance but within
+      // the noise proves nothing either way.
+      if (used && !above) {
+        const next = Math.max(this.estimate, limit);
+        this.estimate = Math.min(o.max, this.estimate + o.smoothing * (next - this.estimate));
+        this.cruiseLength = CRUISE_MIN;
+        // No queue there: probe again at once, each step twice the last (BBRv2 grows its probes
+        // the same way), so a limit far below the capacity — cut by a passing stall, or a shard
+        // that grew — climbs back in a few windows. The first queued probe ends it with a cut.
+        this.probeStreak++;
+        this.phase = PROBE;
+      } else {
+        this.probeStreak = 0;
+      }
+    } else if (--this.cruiseLeft <= 0) {
+      this.phase = PROBE;
+    }
+  }
+
+  /** Cuts the estimate to the calls the shard serves at once: `load ÷ q`. Measures next. */
+  private cut(mean: number, q: number, load: number): void {
+    const o = this.o;
+    const before = this.estimate;
+    if (this.cutFrom === 0) this.cutFrom = before;
+    this.cutMean = mean;
+    const target = Math.min(before, load / q);
+    this.estimate = Math.max(o.min, before + o.smoothing * (target - before));
+    this.cruiseLength = CRUISE_MIN;
+    this.phase = MEASURE;
+    this.measureAt = 0;
+    this.stillSlow = false;
+    this.probeStreak = 0;
+  }
+
+  private setBaseline(mean: number, load: number): void {
+    this.baseline = mean;
+    this.baselineLoad = load;
+    this.baselineUnsure = true;
+  }
+
+  private startCruise(length: number): void {
+    this.phase = CRUISE;
+    this.cruiseLeft = length;
+    this.measureAt = 0;
+    this.stillSlow = false;
+  }
+
+  /** Sets the limit for the phase; when it moves, the samples of calls begun before are skipped. */
+  private apply(): void {
+    const o = this.o;
+    const before = this.limit;
+    const estimate = this.estimate;
+    let value = estimate;
+    if (this.phase === PROBE) {
+      const gain = Math.min(2, 1 + (PROBE_GAIN - 1) * 2 ** Math.min(this.probeStreak, 3));
+      value = Math.max(estimate * gain, estimate + o.queueSize, Math.round(estimate) + 1);
+    } else if (this.phase === MEASURE) {
+      // Below what the callers used, not only below the estimate: below the load, or it shows nothing.
+      const load = Math.min(estimate, this.lastPeak);
+      value =
+        this.measureAt > 0
+          ? this.measureAt
+          : Math.min((load * MEASURE_GAIN) / o.tolerance, load - 1);
+    }
+    this.value = Math.min(o.max, Math.max(o.min, value));
+    const after = this.limit;
+    if (after !== before) this.skip = Math.max(before, after);
   }
 }
 
@@ -109,10 +355,12 @@ export function gradient(options: GradientOptions = {}): LimitFactory {
   if (options.longWindow !== undefined)
     o.longWindow = positiveInt('gradient.longWindow', options.longWindow);
   if (options.tolerance !== undefined) {
-    o.tolerance = positiveFinite('gradient.tolerance', options.tolerance);
+    o.tolerance = inRange('gradient.tolerance', options.tolerance, 1, 10);
   }
   if (options.queueSize !== undefined)
     o.queueSize = inRange('gradient.queueSize', options.queueSize, 0, 1e6);
+  // An explicit `initial` is kept as given; the default 4 fits under a lower `max`.
+  if (options.initial === undefined) o.initial = Math.max(o.min, Math.min(o.max, o.initial));
   checkBounds('gradient', o.initial, o.min, o.max);
   return () => new GradientLimit(o);
 }

@@ -1,72 +1,148 @@
+/**
+ * `gradient()` on its own, fed by a fluid model of a closed shard: `callers` callers keep a call
+ * outstanding each; the shard serves `capacity` at once in `serviceMs`, so with L calls at it the
+ * mean RTT is serviceMs × max(1, L / capacity) (Little's law). Every sample is that mean, exactly:
+ * no noise, so each step of the algorithm can be asserted exactly. The simulator tests
+ * (settle.test.ts) add the waves and noise of real queues.
+ */
 import { describe, expect, it } from 'vitest';
-import { ConfigError, gradient } from '../../src/index.js';
+import { type ConcurrencyLimit, ConfigError, gradient } from '../../src/index.js';
+
+interface FluidShard {
+  capacity: number;
+  serviceMs: number;
+  callers: number;
+}
+
+/** Feeds `samples` samples; returns the limit after each. `change` may alter the shard midway. */
+function drive(
+  limit: ConcurrencyLimit,
+  shard: FluidShard,
+  samples: number,
+  change?: { at: number; to: Partial<FluidShard> },
+): number[] {
+  const seen: number[] = [];
+  let s = shard;
+  for (let i = 0; i < samples; i++) {
+    if (change !== undefined && i === change.at) s = { ...s, ...change.to };
+    const inFlight = Math.min(limit.limit, s.callers);
+    const rttMs = s.serviceMs * Math.max(1, inFlight / s.capacity);
+    limit.onSample({ rttMs, inFlight, dropped: false });
+    seen.push(limit.limit);
+  }
+  return seen;
+}
+
+/** The values a sequence takes, each run of equal values once. */
+function steps(values: readonly number[]): number[] {
+  return values.filter((v, i) => i === 0 || v !== values[i - 1]);
+}
+
+const lastHalf = (values: readonly number[]) => values.slice(values.length >> 1);
+const within = (values: readonly number[], lo: number, hi: number) =>
+  values.every((v) => v >= lo && v <= hi);
 
 describe('gradient()', () => {
-  it('follows the Gradient2 update exactly on a scripted RTT sequence', () => {
-    const o = {
-      initial: 20,
-      min: 1,
-      max: 200,
-      smoothing: 0.2,
-      longWindow: 600,
-      tolerance: 1.5,
-      queueSize: 4,
-    };
-    const limit = gradient(o)();
-    // Mirror of the documented update, step by step.
-    let value = o.initial;
-    let longRtt = 0;
-    let n = 0;
-    const step = (rtt: number, inFlight: number, dropped = false) => {
-      n++;
-      const appLimited = inFlight * 2 < value;
-      if (n === 1) longRtt = rtt;
-      else if (appLimited || rtt <= longRtt) {
-        // The baseline does not learn from the limit's own queueing.
-        const f = 2 / (Math.min(n, o.longWindow) + 1);
-        longRtt = longRtt * (1 - f) + rtt * f;
-      }
-      if (longRtt / rtt > 2) longRtt *= 0.95;
-      if (!dropped && appLimited) return;
-      const target = dropped
-        ? value * 0.5
-        : value * Math.max(0.5, Math.min(1, (o.tolerance * longRtt) / rtt)) + o.queueSize;
-      const next = value * (1 - o.smoothing) + target * o.smoothing;
-      value = Math.min(o.max, Math.max(o.min, next));
-    };
-    const script: [number, number, boolean?][] = [
-      ...Array.from({ length: 30 }, (): [number, number] => [10, 40]), // steady: grows by head-room
-      [40, 40], // latency jumps 4×: the limit must shrink
-      [45, 40],
-      [10, 5], // not in use: no growth
-      [10, 40, true], // a drop
-    ];
+  it('starts at 4 and doubles while the limit is used and the RTT holds', () => {
+    const seen = drive(gradient()(), { capacity: 1_000, serviceMs: 10, callers: 100 }, 4_000);
+    expect(seen[0]).toBe(4);
+    expect(steps(seen).slice(0, 5)).toEqual([4, 8, 16, 32, 64]);
+  });
+
+  it('cuts a queued limit to limit × baseline ÷ RTT — the calls served at once — then measures below it', () => {
+    // 4 → 8 → 16: at 16 the RTT is 16 ms against a 10 ms baseline, so the estimate is 16 / 1.6 = 10;
+    // the measuring window runs at 10 × 0.93 ÷ tolerance 1.1 = 8.45 (rounded: 8), then it
+    // cruises at 10.
+    const seen = drive(gradient()(), { capacity: 10, serviceMs: 10, callers: 64 }, 3_000);
+    expect(steps(seen).slice(0, 5)).toEqual([4, 8, 16, 8, 10]);
+  });
+
+  it.each([4, 10, 40])('settles at capacity %i and holds within ±30 %', (capacity) => {
+    const seen = drive(gradient()(), { capacity, serviceMs: 10, callers: 64 }, 60_000);
+    const settled = lastHalf(seen);
+    expect(within(settled, 0.7 * capacity, 1.3 * capacity)).toBe(true);
+    // Most of the time it sits at the capacity itself (probes and measuring windows are short).
+    const at = settled.filter((v) => v === capacity).length;
+    expect(at / settled.length).toBeGreaterThan(0.5);
+  });
+
+  it('probes past the capacity, and probes less often while the edge holds', () => {
+    const seen = drive(gradient()(), { capacity: 10, serviceMs: 10, callers: 64 }, 60_000);
+    // The sample indices where a probe (a limit above the capacity) begins.
+    const starts = seen.flatMap((v, i) => (v > 10 && (seen[i - 1] ?? 0) <= 10 ? [i] : []));
+    expect(starts.length).toBeGreaterThan(5);
+    const gaps = starts.slice(1).map((s, i) => s - starts[i]!);
+    // 2, then 4, then 8 cruising windows between probes: the last gap is about 2.5 times the first.
+    expect(gaps.at(-1)!).toBeGreaterThan(1.8 * gaps[0]!);
+  });
+
+  it('does not grow when the callers never fill it (nothing pushes back, and still no climb)', () => {
+    // 6 callers against a shard that could take 1000: no queue ever shows.
+    const seen = drive(gradient()(), { capacity: 1_000, serviceMs: 10, callers: 6 }, 50_000);
+    expect(Math.max(...seen)).toBeLessThanOrEqual(8);
+    // …nor throttle them, but for its measuring windows, which run 15 % below what they use.
+    const settled = lastHalf(seen);
+    expect(Math.min(...settled)).toBe(5);
+    expect(settled.filter((v) => v < 6).length / settled.length).toBeLessThan(0.25);
+  });
+
+  it('follows a capacity that halves', () => {
+    const seen = drive(gradient()(), { capacity: 10, serviceMs: 10, callers: 64 }, 60_000, {
+      at: 20_000,
+      to: { capacity: 5 },
+    });
+    expect(within(lastHalf(seen), 0.7 * 5, 1.3 * 5)).toBe(true);
+  });
+
+  it('a shard that turns slower (RTT × 2 at every limit) is re-learnt, not cut to the floor', () => {
+    const seen = drive(gradient()(), { capacity: 10, serviceMs: 10, callers: 64 }, 60_000, {
+      at: 20_000,
+      to: { serviceMs: 20 },
+    });
+    expect(within(lastHalf(seen), 7, 13)).toBe(true);
+    // It cuts (the RTT doubled) until a cut fails to lower the RTT, then undoes the cuts: back
+    // within ±30 % in a few windows (≈ 50 samples each at 10 calls of 20 ms).
+    expect(within(seen.slice(20_500, 30_000), 7, 13)).toBe(true);
+  });
+
+  it('starting far above the capacity, it measures lower until the RTT stops falling', () => {
+    const seen = drive(
+      gradient({ initial: 64 })(),
+      { capacity: 4, serviceMs: 10, callers: 64 },
+      20_000,
+    );
+    expect(within(lastHalf(seen), 0.7 * 4, 1.3 * 4)).toBe(true);
+  });
+
+  it('a drop multiplies the estimate by 0.9', () => {
+    const limit = gradient({ initial: 20 })();
     const seen: number[] = [];
-    for (const [rtt, inFlight, dropped] of script) {
-      limit.onSample({ rttMs: rtt, inFlight, dropped: dropped ?? false });
-      step(rtt, inFlight, dropped);
-      expect(limit.limit).toBe(Math.floor(value));
+    for (let i = 0; i < 3; i++) {
+      limit.onSample({ rttMs: 5_000, inFlight: 20, dropped: true });
       seen.push(limit.limit);
     }
-    // Growth while latency holds, shrinkage when it rises, none while unused, less after a drop.
-    expect(seen[29]!).toBeGreaterThan(20);
-    expect(seen[31]!).toBeLessThan(seen[29]!);
-    expect(seen[32]!).toBe(seen[31]!);
-    expect(seen[33]!).toBeLessThan(seen[32]!);
+    // 20 × 0.9 = 18, × 0.9 = 16.2, × 0.9 = 14.58
+    expect(seen).toEqual([18, 16, 15]);
   });
 
   it('never leaves [min, max]', () => {
     const limit = gradient({ initial: 4, min: 2, max: 8 })();
-    for (let i = 0; i < 200; i++) limit.onSample({ rttMs: 5, inFlight: 100, dropped: false });
-    expect(limit.limit).toBe(8);
-    for (let i = 0; i < 200; i++) limit.onSample({ rttMs: 5, inFlight: 100, dropped: true });
+    const seen = drive(limit, { capacity: 1_000, serviceMs: 5, callers: 100 }, 5_000);
+    expect(Math.max(...seen)).toBe(8);
+    for (let i = 0; i < 200; i++) limit.onSample({ rttMs: 5, inFlight: 8, dropped: true });
     expect(limit.limit).toBe(2);
+  });
+
+  it('keeps `max` below the default start: gradient({ max: 2 }) starts at 2', () => {
+    expect(gradient({ max: 2 })().limit).toBe(2);
   });
 
   it.each([
     [{ smoothing: 0 }, 'gradient.smoothing'],
     [{ longWindow: 0 }, 'gradient.longWindow'],
+    [{ tolerance: 0.9 }, 'gradient.tolerance'],
     [{ tolerance: -1 }, 'gradient.tolerance'],
+    [{ queueSize: -1 }, 'gradient.queueSize'],
     [{ initial: 1, min: 2 }, 'gradient.initial'],
     [{ window: 5 }, 'gradient.window'],
   ])('rejects %o naming %s', (options, field) => {
