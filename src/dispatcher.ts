@@ -24,7 +24,7 @@ import type { CandidateSet } from './routing/candidates.js';
 import type { CompiledRequirement, Requirement } from './routing/requirement.js';
 import { PARK, type Route, type Router, WAIT } from './routing/router.js';
 import { AttemptContext, Run, type RunFn, type RunOptions } from './run.js';
-import { readRunOptions, runSettings } from './run-options.js';
+import { readRunOptions, ruleOf, runSettings } from './run-options.js';
 import { Shard } from './shard.js';
 import { SignalWatch } from './signals.js';
 import type { Figures } from './stats.js';
@@ -57,8 +57,6 @@ export class Dispatcher<T> {
   readonly #clock: Clock;
   readonly #options: ResolvedOptions;
   readonly #candidates: CandidateSet<T>;
-  readonly #router: Router<T>;
-  readonly #figures: Figures;
   readonly #waiting: WaitingRoom<T>;
   readonly #signals = new SignalWatch<Run<T>>((run, reason) => this.#abortRun(run, reason));
   /** Runs that started an attempt and have not settled (running or backing off). */
@@ -75,8 +73,6 @@ export class Dispatcher<T> {
     this.#clock = parts.clock;
     this.#options = parts.options;
     this.#candidates = parts.candidates;
-    this.#router = parts.router;
-    this.#figures = parts.figures;
     this.#waiting = new WaitingRoom<T>(parts.options.maxQueued, parts.events, {
       clock: parts.clock,
       expired: (run, waitedMs) => {
@@ -113,9 +109,7 @@ export class Dispatcher<T> {
 
   /** The membership changed: keys may have new homes, so waiting keyed runs are routed again. */
   membershipChanged(): void {
-    const waiting = this.#waiting.lines.takeAll();
-    const now = this.#clock.now();
-    for (let i = waiting.length - 1; i >= 0; i--) this.#waiting.enqueue(waiting[i]!, true, now);
+    this.#waiting.requeueLines(this.#clock.now());
     this.wake();
   }
 
@@ -150,11 +144,7 @@ export class Dispatcher<T> {
     // Read before any user code (a policy) could start another run and reuse the settings.
     const { key, signal, timeoutMs, idempotent, bytes, require, meta } = o;
     try {
-      if (require !== undefined) rule = this.#candidates.rule('require', require);
-      else if (this.#parts.policy !== undefined) {
-        const derived = this.#parts.policy(meta);
-        if (derived !== undefined) rule = this.#candidates.rule('policy(meta)', derived);
-      }
+      rule = ruleOf(require, meta, this.#parts.policy, this.#candidates);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -244,7 +234,7 @@ export class Dispatcher<T> {
    * it with the routing error. False when it must wait in the queue.
    */
   #route(run: Run<T>, now: number): boolean {
-    const route: Route<T> = this.#router.route(run, now);
+    const route: Route<T> = this.#parts.router.route(run, now);
     if (route === WAIT) return false;
     if (route === PARK) {
       this.#waiting.park(run, run.keyed!.home!);
@@ -290,7 +280,7 @@ export class Dispatcher<T> {
       let run = lines.head(shard);
       run !== undefined &&
       this.#inFlight < this.#options.maxInFlight &&
-      this.#router.canTake(shard, now);
+      this.#parts.router.canTake(shard, now);
       run = lines.head(shard)
     ) {
       lines.leave(run);
@@ -319,7 +309,7 @@ export class Dispatcher<T> {
     if (keyed !== undefined) {
       keyed.waitSinceMs = -1;
       keyed.waitDeadlineMs = Number.POSITIVE_INFINITY;
-      if (keyed.displaced !== undefined) this.#figures.displace(keyed.home!, keyed.displaced);
+      if (keyed.displaced !== undefined) this.#parts.figures.displace(keyed.home!, keyed.displaced);
     }
     const token = run.token;
     if (run.timeoutMs !== Number.POSITIVE_INFINITY) {
@@ -328,7 +318,7 @@ export class Dispatcher<T> {
         this.#endAttempt(run, token, false, new TimeoutError(run.timeoutMs, shard.id), true);
       }, run.timeoutMs);
     }
-    this.#figures.attempt(shard, run.tier, run.bytes);
+    this.#parts.figures.attempt(shard, run.tier, run.bytes);
     announceAttempt(this.#events, run, shard);
     let promise: Promise<unknown>;
     try {
@@ -404,7 +394,7 @@ export class Dispatcher<T> {
         aborted: run.signal?.aborted === true,
         // A strict keyed run waits for its home's push-back in the home's line, to its deadline.
         pushBackWaitMs:
-          this.#router.strict && run.key !== undefined
+          this.#parts.router.strict && run.key !== undefined
             ? 0
             : this.#candidates.pushBackWait(run, now),
         timeoutMs: run.timeoutMs,
@@ -424,12 +414,12 @@ export class Dispatcher<T> {
       });
     }
     if (!decision.retry) {
-      if (decision.budgetRefused === true) this.#figures.budgetExhausted++;
+      if (decision.budgetRefused === true) this.#parts.figures.budgetExhausted++;
       this.#settle(run, false, finalError(run, error, decision.reason, decision.exhausted));
       return;
     }
     const delayMs = decision.delayMs;
-    this.#figures.retries++;
+    this.#parts.figures.retries++;
     if (this.#events.listenerCount('retry') > 0)
       this.#events.emit('retry', { shardId: shard.id, attempt: run.attempt + 1, delayMs, error });
     run.state = 'backoff';
@@ -486,10 +476,10 @@ export class Dispatcher<T> {
     this.#active.delete(run);
     if (run.signal !== undefined) this.#signals.remove(run.signal, run);
     if (ok) {
-      this.#figures.completed++;
+      this.#parts.figures.completed++;
       run.resolve(value);
     } else {
-      this.#figures.failed++;
+      this.#parts.figures.failed++;
       run.reject(value);
     }
     if (--this.#pending === 0) {

@@ -4,7 +4,7 @@
  */
 import { ConfigError } from './errors.js';
 import { checkTimeout } from './options.js';
-import type { Requirement } from './routing/requirement.js';
+import type { CompiledRequirement, Requirement } from './routing/requirement.js';
 import type { RunContext, RunOptions } from './run.js';
 import type { Key, ShardState } from './types.js';
 import { bool, checkKnownKeys, checkObject, nonNegativeInt } from './validate.js';
@@ -67,6 +67,21 @@ export function readRunOptions(
   if (options.bytes !== undefined) into.bytes = nonNegativeInt('bytes', options.bytes);
   into.require = options.require;
   into.meta = options.meta;
+}
+
+/**
+ * A run's hard rule: its own `require`, else what the balancer's `policy` derives from its
+ * `meta`, compiled (and checked) against the membership; undefined for none.
+ */
+export function ruleOf(
+  require: Requirement | undefined,
+  meta: unknown,
+  policy: ((meta: unknown) => Requirement | undefined) | undefined,
+  rules: { rule(field: string, value: Requirement): CompiledRequirement },
+): CompiledRequirement | undefined {
+  if (require !== undefined) return rules.rule('require', require);
+  const derived = policy?.(meta);
+  return derived === undefined ? undefined : rules.rule('policy(meta)', derived);
 }
 
 /** Options of `Balancer.wrap`. */

@@ -67,6 +67,12 @@ export class WaitingRoom<T> {
     this.count(run, 1);
   }
 
+  /** Moves every run of the home lines to the queue's front, in order (their homes may move). */
+  requeueLines(nowMs: number): void {
+    const parked = this.lines.takeAll();
+    for (let i = parked.length - 1; i >= 0; i--) this.enqueue(parked[i]!, true, nowMs);
+  }
+
   /** Takes a run out of whatever it waits in (a run waits in one list at a time). */
   leave(run: Run<T>): void {
     if (run.keyed?.waitingAt !== undefined) this.lines.leave(run);

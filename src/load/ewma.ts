@@ -15,27 +15,33 @@ export class PeakEwma {
   readonly decayMs: number;
   readonly defaultRttMs: number;
   private readonly clock: Clock;
-  private estimateMs = -1;
-  private stampMs = 0;
+  /**
+   * [estimate ms (−1 before the first sample), time of the last sample, default estimate]. A
+   * typed array so every read is a double: a field that held the integer default for some shards
+   * and fractions for others made V8 box the value on each read (an allocation per pick).
+   */
+  private readonly state = new Float64Array(3);
 
   constructor(clock: Clock, options: EwmaOptions = {}) {
     this.clock = clock;
     this.decayMs = options.decayMs ?? DEFAULT_DECAY_MS;
     this.defaultRttMs = options.defaultRttMs ?? DEFAULT_RTT_MS;
+    this.state[0] = -1;
+    this.state[2] = this.defaultRttMs;
   }
 
   /** Feeds one round-trip sample, in ms. */
   observe(rttMs: number): void {
     const now = this.clock.now();
-    if (this.estimateMs < 0) {
-      this.estimateMs = rttMs;
-    } else if (rttMs > this.estimateMs) {
-      this.estimateMs = rttMs;
+    const state = this.state;
+    const estimate = state[0]!;
+    if (estimate < 0 || rttMs > estimate) {
+      state[0] = rttMs;
     } else {
-      const w = decay((now - this.stampMs) / this.decayMs);
-      this.estimateMs = this.estimateMs * w + rttMs * (1 - w);
+      const w = decay((now - state[1]!) / this.decayMs);
+      state[0] = estimate * w + rttMs * (1 - w);
     }
-    this.stampMs = now;
+    state[1] = now;
   }
 
   /** The estimate now, in ms: the last value decayed by the time since it was set. */
@@ -45,14 +51,16 @@ export class PeakEwma {
 
   /** The estimate at time `nowMs` (callers that read several figures read the clock once). */
   valueAt(nowMs: number): number {
-    if (this.estimateMs < 0) return this.defaultRttMs;
-    const elapsed = nowMs - this.stampMs;
-    return elapsed <= 0 ? this.estimateMs : this.estimateMs * decay(elapsed / this.decayMs);
+    const state = this.state;
+    const estimate = state[0]!;
+    if (estimate < 0) return state[2]!;
+    const elapsed = nowMs - state[1]!;
+    return elapsed <= 0 ? estimate : estimate * decay(elapsed / this.decayMs);
   }
 
   /** True once a sample has been seen. */
   get sampled(): boolean {
-    return this.estimateMs >= 0;
+    return this.state[0]! >= 0;
   }
 }
 

@@ -14,7 +14,7 @@ import {
   type ShardState,
 } from '../../src/index.js';
 import { exponential, seededRandom, simulate } from '../../src/testing/index.js';
-import { fakeShard, scripted } from '../core/helpers.js';
+import { fakeShard, scripted } from '../helpers.js';
 
 function request(rng: () => number): PickRequest {
   return { key: undefined, attempt: 1, random: rng, totalInFlight: 0 };
