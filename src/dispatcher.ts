@@ -255,7 +255,6 @@ export class Dispatcher<T> {
    */
   #pump(): void {
     let node = this.#waiting.queue.head;
-    if (node === undefined) return this.#waiting.shrank();
     const now = this.#clock.now();
     let skipped = 0;
     while (node !== undefined && this.#inFlight < this.#options.maxInFlight) {

@@ -88,7 +88,8 @@ export class Router<T> {
    */
   home(run: Run<T>, nowMs: number): Shard<T> | undefined | Error {
     const version = this.#host.membership.version;
-    const keyed = (run.keyed ??= new KeyedState<T>());
+    if (run.keyed === undefined) run.keyed = new KeyedState<T>();
+    const keyed = run.keyed;
     if (keyed.version === version) return keyed.home;
     const home = this.#home(run.key!, run.requirement, run.attempt, nowMs);
     if (home instanceof Error) return home;
