@@ -97,10 +97,15 @@ beforeAll(async () => {
     join(project, 'package.json'),
     JSON.stringify({ name: 'uses-shardwise', private: true, type: 'module' }),
   );
-  // The S3 peers at the versions this repository tests with, so they come from the npm cache.
-  const peers = ['@aws-sdk/client-s3', '@smithy/node-http-handler'].map(
-    (name) => `${name}@${manifest.devDependencies[name]}`,
-  );
+  // The optional peers (S3, OpenTelemetry, and the SDK pieces the guides' examples use) at the
+  // versions this repository tests with, so they come from the npm cache.
+  const peers = [
+    '@aws-sdk/client-s3',
+    '@smithy/node-http-handler',
+    '@opentelemetry/api',
+    '@opentelemetry/sdk-metrics',
+    '@opentelemetry/exporter-prometheus',
+  ].map((name) => `${name}@${manifest.devDependencies[name]}`);
   await sh(
     project,
     'npm',
