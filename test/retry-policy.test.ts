@@ -1,0 +1,138 @@
+/**
+ * The retry decision as a table (retry-policy.ts): a pure function of the error, the attempt,
+ * the run's options and the budget, so each row is one exact outcome.
+ */
+import { describe, expect, it } from 'vitest';
+import { PushBackError } from '../src/errors.js';
+import { type ResolvedRetryOptions, resolveRetryOptions } from '../src/health/retry.js';
+import { decideRetry, type RetryDecision, type RetryInput } from '../src/retry-policy.js';
+
+const retry = resolveRetryOptions({
+  attempts: 3,
+  backoff: { baseMs: 100, maxMs: 1_000 },
+}) as ResolvedRetryOptions;
+const budget = (allows: boolean) => ({
+  calls: 0,
+  tryWithdraw() {
+    this.calls++;
+    return allows;
+  },
+});
+const half = () => 0.5;
+const base: RetryInput = {
+  retryable: true,
+  error: new Error('boom'),
+  attempt: 1,
+  idempotent: true,
+  aborted: false,
+  pushBackWaitMs: 0,
+  timeoutMs: Number.POSITIVE_INFINITY,
+};
+const notSent = Object.assign(new Error('refused'), { code: 'ECONNREFUSED' });
+
+const rows: [string, Partial<RetryInput>, ResolvedRetryOptions | false, boolean, RetryDecision][] =
+  [
+    ['retries off', {}, false, true, { retry: false, reason: 'retries are off', exhausted: false }],
+    [
+      'not retryable',
+      { retryable: false },
+      retry,
+      true,
+      { retry: false, reason: 'the error is not retryable', exhausted: false },
+    ],
+    [
+      'caller aborted',
+      { aborted: true },
+      retry,
+      true,
+      { retry: false, reason: 'the caller aborted', exhausted: false },
+    ],
+    [
+      'not idempotent, may have been sent',
+      { idempotent: false },
+      retry,
+      true,
+      {
+        retry: false,
+        reason: 'the run is not idempotent and the call may have reached the shard',
+        exhausted: false,
+      },
+    ],
+    [
+      'not idempotent, provably not sent',
+      { idempotent: false, error: notSent },
+      retry,
+      true,
+      { retry: true, delayMs: 50 },
+    ],
+    [
+      'push-back proves it was not sent',
+      { idempotent: false, error: new PushBackError(10) },
+      retry,
+      true,
+      { retry: true, delayMs: 50 },
+    ],
+    ['first retry: half of 100 ms', {}, retry, true, { retry: true, delayMs: 50 }],
+    ['second retry: half of 200 ms', { attempt: 2 }, retry, true, { retry: true, delayMs: 100 }],
+    [
+      'attempts used up',
+      { attempt: 3 },
+      retry,
+      true,
+      { retry: false, reason: 'all 3 attempts failed', exhausted: true },
+    ],
+    [
+      'every shard pushes back 400 ms',
+      { pushBackWaitMs: 400 },
+      retry,
+      true,
+      { retry: true, delayMs: 400 },
+    ],
+    [
+      'push-back shorter than the backoff',
+      { pushBackWaitMs: 20 },
+      retry,
+      true,
+      { retry: true, delayMs: 50 },
+    ],
+    [
+      'push-back past timeoutMs',
+      { pushBackWaitMs: 5_000, timeoutMs: 1_000 },
+      retry,
+      true,
+      {
+        retry: false,
+        reason: 'every shard it may use pushes back for 5000 ms, longer than its timeoutMs (1000)',
+        exhausted: true,
+      },
+    ],
+    [
+      'budget refuses',
+      {},
+      retry,
+      false,
+      {
+        retry: false,
+        reason: 'the retry budget is exhausted',
+        exhausted: true,
+        budgetRefused: true,
+      },
+    ],
+  ];
+
+describe('decideRetry', () => {
+  it.each(rows)('%s', (_name, input, options, allows, expected) => {
+    const b = budget(allows);
+    expect(decideRetry({ ...base, ...input }, options, b, half)).toEqual(expected);
+  });
+
+  it('asks the budget last, and only when everything else allows a retry (a token is spent)', () => {
+    const asked = budget(true);
+    decideRetry({ ...base, attempt: 3 }, retry, asked, half);
+    decideRetry({ ...base, retryable: false }, retry, asked, half);
+    decideRetry({ ...base, pushBackWaitMs: 5_000, timeoutMs: 1 }, retry, asked, half);
+    expect(asked.calls).toBe(0);
+    decideRetry(base, retry, asked, half);
+    expect(asked.calls).toBe(1);
+  });
+});
