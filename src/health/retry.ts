@@ -1,5 +1,12 @@
 import { ConfigError, isShardwiseError } from '../errors.js';
-import { checkKnownKeys, checkObject, duration, fn, positiveInt } from '../validate.js';
+import {
+  checkKnownKeys,
+  checkObject,
+  checkPlainObject,
+  duration,
+  fn,
+  positiveInt,
+} from '../validate.js';
 import { type RetryBudgetOptions, resolveBudgetOptions } from './budget.js';
 
 /** Retries of failed attempts on other shards. */
@@ -91,8 +98,8 @@ export function resolveRetryOptions(
   value: RetryOptions | false | undefined,
 ): ResolvedRetryOptions | false {
   if (value === false) return false;
-  const v = value ?? {};
-  checkObject('retry', v);
+  const v = value === undefined ? {} : value;
+  checkPlainObject('retry', v);
   checkKnownKeys('retry', v, ['attempts', 'backoff', 'budget', 'retryable']);
   const attempts =
     v.attempts === undefined ? RETRY_DEFAULTS.attempts : positiveInt('retry.attempts', v.attempts);

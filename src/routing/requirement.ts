@@ -35,11 +35,18 @@ export function compileRequirement(
   value: unknown,
   shards: readonly ShardState[],
 ): CompiledRequirement {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new ConfigError(field, 'must be an object of label → value or list of values', value);
+  const proto =
+    typeof value === 'object' && value !== null ? Object.getPrototypeOf(value) : undefined;
+  if (proto !== Object.prototype && proto !== null) {
+    // A Map or a Date has no own labels: read as a rule, it would allow every shard.
+    throw new ConfigError(
+      field,
+      'must be a plain object of label → value or list of values',
+      value,
+    );
   }
   const terms: [string, string[]][] = [];
-  for (const [label, allowed] of Object.entries(value)) {
+  for (const [label, allowed] of Object.entries(value as Record<string, unknown>)) {
     if (allowed === undefined) continue;
     const list = typeof allowed === 'string' ? [allowed] : allowed;
     if (!Array.isArray(list) || list.some((v) => typeof v !== 'string')) {

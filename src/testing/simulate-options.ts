@@ -8,6 +8,8 @@ import type { Picker } from '../types.js';
 import {
   checkKnownKeys,
   checkObject,
+  checkPlainObject,
+  denseArray,
   duration,
   inRange,
   nonNegativeInt,
@@ -105,8 +107,9 @@ export interface CheckedOptions {
 export function checkOptions(options: SimulateOptions): CheckedOptions {
   checkObject('simulate options', options);
   checkKnownKeys('', options, OPTION_KEYS);
+  if (options.balancerOptions !== undefined)
+    checkPlainObject('balancerOptions', options.balancerOptions);
   const balancerOptions = { ...(options.balancerOptions ?? {}) };
-  checkObject('balancerOptions', balancerOptions);
   for (const owned of ['shards', 'clock', 'random']) {
     if ((balancerOptions as Record<string, unknown>)[owned] !== undefined) {
       throw new ConfigError(
@@ -149,9 +152,7 @@ export function checkOptions(options: SimulateOptions): CheckedOptions {
       throw new ConfigError(`${field}.latency`, 'is required', undefined);
     checkChange(field, spec);
     if (spec.schedule !== undefined) {
-      if (!Array.isArray(spec.schedule)) {
-        throw new ConfigError(`${field}.schedule`, 'must be an array of changes', spec.schedule);
-      }
+      denseArray(`${field}.schedule`, spec.schedule, 'changes');
       spec.schedule.forEach((change, j) => {
         const at = `${field}.schedule[${j}]`;
         checkObject(at, change);
