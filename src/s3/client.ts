@@ -2,6 +2,8 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import { S3Client } from '@aws-sdk/client-s3';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { ConfigError } from '../errors.js';
+import { MAX_TIMER_STEP_MS } from '../runtime.js';
 import { checkObject, nonNegativeInt, positiveInt } from '../validate.js';
 import type { CreateS3ClientOptions } from './types.js';
 
@@ -13,6 +15,22 @@ export const S3_CLIENT_DEFAULTS = {
   /** The balancer retries on another target; the SDK's own retries would stay on this one. */
   maxAttempts: 1,
 } as const;
+
+/**
+ * A timeout the SDK arms with Node's own timer, which holds at most 2³¹ − 1 ms (a longer one fires
+ * after about 1 ms): an integer from 0 (none) to that.
+ */
+function sdkTimer(field: string, value: unknown): number {
+  const ms = nonNegativeInt(field, value);
+  if (ms > MAX_TIMER_STEP_MS) {
+    throw new ConfigError(
+      field,
+      `must be at most ${MAX_TIMER_STEP_MS} ms (2³¹ − 1: Node's timer limit, which the SDK's timer has)`,
+      value,
+    );
+  }
+  return ms;
+}
 
 const noop = (): void => {};
 const quietLogger = { trace: noop, debug: noop, info: noop, warn: noop, error: noop };
@@ -39,11 +57,11 @@ export function createS3Client(options: CreateS3ClientOptions = {}): S3Client {
   const connectionTimeout =
     connectionTimeoutMs === undefined
       ? S3_CLIENT_DEFAULTS.connectionTimeoutMs
-      : nonNegativeInt('connectionTimeoutMs', connectionTimeoutMs);
+      : sdkTimer('connectionTimeoutMs', connectionTimeoutMs);
   const socketTimeout =
     socketTimeoutMs === undefined
       ? S3_CLIENT_DEFAULTS.socketTimeoutMs
-      : nonNegativeInt('socketTimeoutMs', socketTimeoutMs);
+      : sdkTimer('socketTimeoutMs', socketTimeoutMs);
   return new S3Client({
     maxAttempts: S3_CLIENT_DEFAULTS.maxAttempts,
     // The SDK prints "An error was encountered in a non-retryable streaming request" to the
