@@ -100,6 +100,8 @@ describe('push-back on real sockets', () => {
   );
 
   const holdPickers: [string, () => Picker][] = [
+    // A picker blind to load: push-back must make the shard unavailable, not only expensive.
+    ['roundRobin', () => roundRobin()],
     ['p2c', () => p2c()],
     // On a manual clock every latency is 0 ms: an unmeasured shard must not cost more than that.
     ['peakEwma', () => peakEwma({ defaultRttMs: 0 })],
