@@ -74,7 +74,7 @@ describe('several requests in one attempt', () => {
     const http = createHttpBalancer({ origins: [fast.origin, silent.origin], timeoutMs: 5_000 });
     const [fastShard, silentShard] = http.shards;
     let stray: Promise<unknown> | undefined;
-    const res = await http.run((shard, ctx) => {
+    const res = await http.run((_shard, ctx) => {
       // A second, forgotten request to the silent shard; the run's answer comes from the fast one.
       stray = http
         .sendTo(silentShard!, { method: 'POST', path: '/stray', body: 'x' }, ctx)
