@@ -16,21 +16,77 @@ const SENSITIVE_HEADER =
 const MIN_PIECE = 6;
 
 /**
+ * A name whose value is a credential, inside a text: `password`, `api_key`, `x-amz-security-token`,
+ * `Authorization`, `set-cookie` … (not a bare `key`: an S3 object key is not a secret).
+ */
+const NAME = String.raw`(?:[\w.-]*(?:token|secret|passw(?:or)?d|pwd|api[_-]?key|apikey|access[_-]?key(?:[_-]?id)?|credentials?|signature|cookie|session(?:[_-]?id)?)|(?:[\w-]*-)?auth(?:orization|entication)?)`;
+
+/**
+ * Credential-named pairs in a text, each with the index of its value's group (the groups before
+ * it are kept): JSON (`"password": "…"`, also escaped inside a JSON string), forms and queries
+ * (`token=…`), header-like lines (`Authorization: …`), and auth schemes (`Bearer …`).
+ */
+const PAIRS: readonly { pattern: RegExp; value: number }[] = [
+  { pattern: new RegExp(String.raw`("${NAME}"\s*:\s*")((?:[^"\\]|\\.)*)`, 'gi'), value: 2 },
+  {
+    pattern: new RegExp(String.raw`(\\"${NAME}\\"\s*:\s*\\")((?:[^"\\]|\\[^"])*)`, 'gi'),
+    value: 2,
+  },
+  {
+    pattern: new RegExp(String.raw`(^|[\s?&;,{("'])(${NAME}\s*=\s*)([^&;,\s"'<>)}]+)`, 'gim'),
+    value: 3,
+  },
+  { pattern: new RegExp(String.raw`(^|[\s{,"'])(${NAME}\s*:[ \t]*)([^\r\n"]+)`, 'gim'), value: 3 },
+  { pattern: /\b((?:Bearer|Basic|Digest|Token)\s+)([^\s"',;]{6,})/g, value: 2 },
+];
+
+/** A credential value shorter than this is not scrubbed from other text (it would maim it). */
+const MIN_SECRET = 4;
+/** Longest body whose secrets are looked for, bytes (an error path, but a bounded one). */
+const MAX_BODY_SCAN = 64 * 1024;
+/** Longest body scrubbed whole (and by its longer pieces) when a shard echoes it. */
+const MAX_BODY_WHOLE = 4 * 1024;
+
+/**
  * Removes URL credentials (`user:password@`) and query strings / fragments from any URL-like
- * token of `text` (`scheme://…`, or a path starting with `/`), and credentials before an `@` at
- * the start of a bare `user:password@host` string.
+ * token of `text` (`scheme://…`, a path starting with `/`, or any token with a `?name=value`
+ * glued to it), and credentials before an `@` in a bare `user:password@host`.
  *
  * @example
  * redactText('http://u:p@10.0.0.1:99999/x?token=abc'); // 'http://10.0.0.1:99999/x?[redacted]'
+ * redactText('h:1x?token=abc'); // 'h:1x?[redacted]'
  */
 export function redactText(text: string): string {
-  return text
-    .replace(/([a-z][a-z0-9+.-]*:\/\/)[^/\s@?#]*@/gi, '$1')
-    .replace(/^[^\s/@:]+:[^\s/@]*@/, '')
-    .replace(
-      /((?:[a-z][a-z0-9+.-]*:\/\/|(?<![\w.])\/)[^\s?#"'<>]*)[?#][^\s"'<>]*/gi,
-      `$1?${REDACTED}`,
-    );
+  return (
+    text
+      // `scheme://user:password@` (a password may hold an `@`: up to the last one of the authority).
+      .replace(/([a-z][a-z0-9+.-]*:\/\/)[^/\s?#"'<>]*@/gi, '$1')
+      // A bare `user:password@host`, wherever a token starts.
+      .replace(/(^|[\s"'(<,=])[^\s/@:"'<>(),=]+:[^\s/"'<>]*@/g, '$1')
+      .replace(
+        /((?:[a-z][a-z0-9+.-]*:\/\/|(?<![\w.])\/)[^\s?#"'<>]*)[?#][^\s"'<>]*/gi,
+        `$1?${REDACTED}`,
+      )
+      // A query on anything else (`host:80?token=…`, `ingest?key=…`): a `?` glued to a token and
+      // followed by `name=value`.
+      .replace(/([^\s?#"'<>])\?[^\s"'<>?]*=[^\s"'<>]*/g, `$1?${REDACTED}`)
+  );
+}
+
+/**
+ * Replaces the value of every credential-named pair in `text` (`"password": "…"`, `token=…`,
+ * `Authorization: Bearer …`) with {@link REDACTED}, for text a shard sent back (an error page
+ * that quotes the request) or an SDK message.
+ *
+ * @example
+ * redactPairs('{"user":"ada","password":"hunter2"}'); // '{"user":"ada","password":"[redacted]"}'
+ */
+export function redactPairs(text: string): string {
+  let out = text;
+  for (const { pattern, value } of PAIRS) {
+    out = out.replace(pattern, (...m: unknown[]) => `${m.slice(1, value).join('')}${REDACTED}`);
+  }
+  return out;
 }
 
 /** Replaces every occurrence of each secret in `text` with {@link REDACTED}. */
@@ -38,6 +94,39 @@ export function scrub(text: string, secrets: readonly string[]): string {
   let out = text;
   for (const secret of secrets) if (secret !== '') out = out.split(secret).join(REDACTED);
   return out;
+}
+
+/**
+ * The secret values a request body carries: the values of its credential-named fields (JSON,
+ * form), and — for a short body — the body itself, since a shard that echoes the request may
+ * quote it whole. Bodies that are not text or bytes give none.
+ */
+export function bodySecrets(body: unknown): string[] {
+  let text: string;
+  if (typeof body === 'string') {
+    text = body.length > MAX_BODY_SCAN ? body.slice(0, MAX_BODY_SCAN) : body;
+  } else if (body instanceof Uint8Array) {
+    const cut = body.byteLength > MAX_BODY_SCAN ? body.subarray(0, MAX_BODY_SCAN) : body;
+    text = Buffer.from(cut.buffer, cut.byteOffset, cut.byteLength).toString('utf8');
+  } else return [];
+  const found: string[] = [];
+  const keep = (value: string): void => {
+    if (value.length >= MIN_SECRET) found.push(value);
+  };
+  for (const { pattern, value } of PAIRS) {
+    for (const m of text.matchAll(pattern)) {
+      const raw = m[value]?.trim();
+      if (raw === undefined) continue;
+      keep(raw);
+      try {
+        keep(decodeURIComponent(raw));
+      } catch {
+        // Not percent-encoding: the raw value is kept already.
+      }
+    }
+  }
+  if (text.length >= MIN_PIECE && text.length <= MAX_BODY_WHOLE) found.push(text);
+  return found;
 }
 
 /**
@@ -52,7 +141,8 @@ export function requestSecrets(
 ): string[] {
   const found = new Set<string>();
   const add = (value: unknown): void => {
-    if (typeof value !== 'string' || value === '') return;
+    // Shorter values are too common to scrub from other text (`page=2`, `true`).
+    if (typeof value !== 'string' || value.length < MIN_SECRET) return;
     found.add(value);
     for (const piece of value.split(/[\s;,=&]+/)) if (piece.length >= MIN_PIECE) found.add(piece);
   };
@@ -124,7 +214,7 @@ export function reduceError(error: unknown, secrets: readonly string[] = []): Er
   const name = typeof e.name === 'string' ? e.name : 'Error';
   const raw =
     error instanceof Error ? error.message : typeof error === 'string' ? error : String(error);
-  const reduced = new Error(scrub(redactText(raw), secrets));
+  const reduced = new Error(redactPairs(scrub(redactText(raw), secrets)));
   reduced.name = name;
   const code =
     typeof e.code === 'string' ? e.code : typeof e.Code === 'string' ? e.Code : undefined;

@@ -4,7 +4,11 @@
  */
 import { ConfigError } from './errors.js';
 
-/** Rejects option names the caller did not mean (a typo must not be silently ignored). */
+/**
+ * Rejects option names the caller did not mean (a typo must not be silently ignored). The value
+ * of an unknown name is described by its type only: it may be a credential put in the wrong
+ * place (`{ authorization: 'Bearer …' }` beside `headers`, `header:` for `headers:`).
+ */
 export function checkKnownKeys(field: string, value: object, known: readonly string[]): void {
   for (const key of Object.keys(value)) {
     if (!known.includes(key) && (value as Record<string, unknown>)[key] !== undefined) {
@@ -12,6 +16,7 @@ export function checkKnownKeys(field: string, value: object, known: readonly str
         field === '' ? key : `${field}.${key}`,
         `is not a known option (known: ${known.join(', ')})`,
         (value as Record<string, unknown>)[key],
+        { secret: true },
       );
     }
   }

@@ -4,7 +4,7 @@
  * header value or a query string.
  */
 import { ConfigError } from '../errors.js';
-import { requestSecrets } from '../redact.js';
+import { bodySecrets, requestSecrets } from '../redact.js';
 import { type AttemptBody, bodyOfAttempt, type Replayable, replayable } from '../transport/body.js';
 import { checkKnownKeys, checkObject } from '../validate.js';
 import type { HttpRequest } from './types.js';
@@ -37,9 +37,12 @@ export class Exchange {
     return bodyOfAttempt('request.body', this.body, 'request');
   }
 
-  /** The request's secret values (credentials in headers, query values), for scrubbing echoes. */
+  /**
+   * The request's secret values (credentials in headers, query values, credential-named body
+   * fields and a short body itself), for scrubbing echoes. Built on the first error only.
+   */
   get secrets(): readonly string[] {
-    this.#secrets ??= requestSecrets(this.headers, this.path);
+    this.#secrets ??= requestSecrets(this.headers, this.path, bodySecrets(this.body.value));
     return this.#secrets;
   }
 }
