@@ -59,8 +59,9 @@ const MAX_BODY_WHOLE = 4 * 1024;
 export function redactText(text: string): string {
   return (
     text
-      // `scheme://user:password@` (a password may hold an `@`: up to the last one of the authority).
-      .replace(/([a-z][a-z0-9+.-]*:\/\/)[^/\s?#"'<>]*@/gi, '$1')
+      // `scheme://user:password@` or `//user:password@` (a password may hold an `@`: up to the
+      // last one of the authority).
+      .replace(/((?:[a-z][a-z0-9+.-]*:)?\/\/)[^/\s?#"'<>]*@/gi, '$1')
       // A bare `user:password@host`, wherever a token starts.
       .replace(/(^|[\s"'(<,=])[^\s/@:"'<>(),=]+:[^\s/"'<>]*@/g, '$1')
       .replace(

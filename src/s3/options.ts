@@ -197,11 +197,12 @@ function toTarget(
   else if (typeof spec.client === 'object' && spec.client !== null && !Array.isArray(spec.client)) {
     client = clientFor(spec.client, `${field}.client`);
   } else {
+    // Described by its type only: a misplaced credential (`client: 'AKID:secret'`) is not echoed.
     throw new ConfigError(
       `${field}.client`,
       'is required: an S3Client, or createS3Client() options (endpoint, region, credentials …)',
       spec.client,
-      { given: spec.client !== undefined },
+      { given: spec.client !== undefined, secret: true },
     );
   }
   const bucket = checkBucket(`${field}.bucket`, spec.bucket);

@@ -17,6 +17,7 @@ export const SECRET = {
   bodyPassword: 'PlantBodyPw9x',
   bodyWhole: 'PlantBodyText10x',
   unknownOption: 'PlantUnknownOpt11x',
+  tlsKey: 'PlantTlsKeyPem12x',
 } as const;
 
 export const ALL_SECRETS: readonly string[] = Object.values(SECRET);
