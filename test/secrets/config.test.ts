@@ -181,7 +181,7 @@ describe('secrets in configuration', () => {
   });
 
   it('a core balancer whose targets hold credentials: no event payload or stats value carries them', async () => {
-    const balancer = new Balancer({
+    const balancer = new Balancer<unknown>({
       shards: [
         { id: 'a', target: `http://user:${PW}@10.0.0.1:8080/?token=${TOKEN}` },
         { id: 'b', target: { accessKeyId: SECRET.accessKeyId, secret: SECRET.secretAccessKey } },
