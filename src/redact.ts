@@ -110,6 +110,16 @@ export function bodySecrets(body: unknown): string[] {
     const cut = body.byteLength > MAX_BODY_SCAN ? body.subarray(0, MAX_BODY_SCAN) : body;
     text = Buffer.from(cut.buffer, cut.byteOffset, cut.byteLength).toString('utf8');
   } else return [];
+  const found = pairValues(text);
+  if (text.length >= MIN_PIECE && text.length <= MAX_BODY_WHOLE) found.push(text);
+  return found;
+}
+
+/**
+ * The values of the credential-named pairs in `text` (as {@link redactPairs} finds them), raw and
+ * percent-decoded; for a value with a `/` (`Credential=AKID/20240101/…`) also what precedes it.
+ */
+function pairValues(text: string): string[] {
   const found: string[] = [];
   const keep = (value: string): void => {
     if (value.length >= MIN_SECRET) found.push(value);
@@ -119,6 +129,8 @@ export function bodySecrets(body: unknown): string[] {
       const raw = m[value]?.trim();
       if (raw === undefined) continue;
       keep(raw);
+      const slash = raw.indexOf('/');
+      if (slash > 0) keep(raw.slice(0, slash));
       try {
         keep(decodeURIComponent(raw));
       } catch {
@@ -126,7 +138,31 @@ export function bodySecrets(body: unknown): string[] {
       }
     }
   }
-  if (text.length >= MIN_PIECE && text.length <= MAX_BODY_WHOLE) found.push(text);
+  return found;
+}
+
+/** Fields of an SDK error that name what failed, not a credential (`Key` is the object key). */
+const PLAIN_ERROR_FIELDS = new Set(['message', 'name', 'stack', 'Key', 'BucketName', 'Code']);
+
+/**
+ * Secret values an SDK error carries about its own request, to scrub from its message: fields
+ * whose name is a credential's (`AWSAccessKeyId`, `SignatureProvided`), credential-named pairs in
+ * its other text fields (`x-amz-security-token:…` in `CanonicalRequest`, `Credential=…/` in
+ * `StringToSign`), and the credential-named headers of its raw response (`$response.headers`),
+ * which a proxy may have echoed.
+ */
+export function errorSecrets(error: unknown): string[] {
+  if (typeof error !== 'object' || error === null) return [];
+  const found: string[] = [];
+  for (const [name, value] of Object.entries(error)) {
+    if (typeof value !== 'string' || PLAIN_ERROR_FIELDS.has(name)) continue;
+    if (SENSITIVE_HEADER.test(name) && value.length >= MIN_SECRET) found.push(value);
+    found.push(...pairValues(value));
+  }
+  const headers = (error as { $response?: { headers?: unknown } }).$response?.headers;
+  if (typeof headers === 'object' && headers !== null) {
+    found.push(...requestSecrets(headers as Record<string, unknown>));
+  }
   return found;
 }
 
@@ -145,7 +181,7 @@ export function requestSecrets(
     // Shorter values are too common to scrub from other text (`page=2`, `true`).
     if (typeof value !== 'string' || value.length < MIN_SECRET) return;
     found.add(value);
-    for (const piece of value.split(/[\s;,=&]+/)) if (piece.length >= MIN_PIECE) found.add(piece);
+    for (const piece of value.split(/[\s;,=&/]+/)) if (piece.length >= MIN_PIECE) found.add(piece);
   };
   if (headers !== undefined) {
     for (const name of Object.keys(headers)) {
@@ -206,8 +242,12 @@ export interface ErrorSummary {
 
 /**
  * Reduces an error from another library (an SDK exception with its raw request and response, a
- * socket error) to its name, code, status, request id and message, with `secrets` scrubbed and
- * URLs redacted. The result is a plain `Error` holding nothing else, safe as a `cause`.
+ * socket error) to its name, code, status, request id and message. The message loses `secrets`,
+ * the secrets the error itself reveals ({@link errorSecrets}), credential-named values and URL
+ * credentials and queries. The result is a plain `Error` holding nothing else, safe as a `cause`.
+ *
+ * @example
+ * reduceError(sdkError).message; // 'Access denied for Authorization: [redacted]'
  */
 export function reduceError(error: unknown, secrets: readonly string[] = []): Error {
   const e = (typeof error === 'object' && error !== null ? error : {}) as Record<string, unknown>;
@@ -215,7 +255,8 @@ export function reduceError(error: unknown, secrets: readonly string[] = []): Er
   const name = typeof e.name === 'string' ? e.name : 'Error';
   const raw =
     error instanceof Error ? error.message : typeof error === 'string' ? error : String(error);
-  const reduced = new Error(redactPairs(scrub(redactText(raw), secrets)));
+  const known = [...secrets, ...errorSecrets(error)].sort((a, b) => b.length - a.length);
+  const reduced = new Error(redactPairs(scrub(redactText(raw), known)));
   reduced.name = name;
   const code =
     typeof e.code === 'string' ? e.code : typeof e.Code === 'string' ? e.Code : undefined;
