@@ -6,7 +6,7 @@
 import { ConfigError } from '../errors.js';
 import { bodySecrets, requestSecrets } from '../redact.js';
 import { type AttemptBody, bodyOfAttempt, type Replayable, replayable } from '../transport/body.js';
-import { checkKnownKeys, checkObject } from '../validate.js';
+import { checkKnownKeys, checkObject, isPlainObject } from '../validate.js';
 import type { HttpRequest } from './types.js';
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/i;
@@ -71,12 +71,18 @@ export function checkRequestShape(request: unknown, extra: readonly string[]): v
   checkKnownKeys('request', request, ['method', 'path', 'headers', 'body', ...extra]);
 }
 
-/** Headers: an object of string (or string list) values. Values are never echoed. */
+/**
+ * Headers: a plain object of string (or string list) values — not a `Map`, a fetch `Headers` or
+ * an array of pairs, whose entries would be sent as nothing. Values are never echoed.
+ */
 function checkHeaders(headers: unknown): void {
-  if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) {
-    throw new ConfigError('request.headers', 'must be an object of header name → value', headers, {
-      secret: true,
-    });
+  if (!isPlainObject(headers) || Array.isArray(headers)) {
+    throw new ConfigError(
+      'request.headers',
+      'must be a plain object of header name → value ({ authorization: … })',
+      headers,
+      { secret: true },
+    );
   }
   for (const [name, value] of Object.entries(headers)) {
     if (!TOKEN.test(name)) {
