@@ -4,6 +4,7 @@
  * and in `util.inspect`.
  */
 import { inspect } from 'node:util';
+import type { BalancerEvents } from '../../src/index.js';
 
 export const SECRET = {
   originPassword: 'PlantOriginPw1x',
@@ -88,7 +89,11 @@ export const EVENT_NAMES = [
   'rehash',
   'shardAdded',
   'shardRemoved',
-] as const;
+] as const satisfies readonly (keyof BalancerEvents)[];
+
+/** Fails to compile when `BalancerEvents` gains an event the list above does not have. */
+type Unlisted = Exclude<keyof BalancerEvents, (typeof EVENT_NAMES)[number]>;
+export const EVERY_EVENT_LISTED: [Unlisted] extends [never] ? true : Unlisted = true;
 
 /** Subscribes to every event; the payloads collected, by event name. */
 export function collectEvents(balancer: object): Map<string, unknown[]> {
