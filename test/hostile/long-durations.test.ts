@@ -303,6 +303,51 @@ describe('long transport timeouts on real sockets', () => {
   });
 });
 
+describe('a Retry-After of 2³¹ ms and 30 days, on real sockets and the virtual clock', () => {
+  let advice = '';
+  let pushing: TestServer;
+  let other: TestServer;
+  beforeAll(async () => {
+    pushing = await startServer((_req, res) => {
+      res.statusCode = 429;
+      res.setHeader('retry-after', advice);
+      res.end('not now');
+    });
+    other = await startServer((_req, res) => res.end('ok'));
+  });
+  afterAll(async () => {
+    await Promise.all([pushing.close(), other.close()]);
+  });
+
+  it.each(LONG)(
+    'holds the shard exactly %s (maxRetryAfterMs raised to allow it)',
+    async (_name, ms) => {
+      const seconds = Math.ceil(ms / 1000);
+      advice = String(seconds);
+      const clock = new ManualClock();
+      const http = createHttpBalancer({
+        origins: [pushing.origin, other.origin],
+        picker: p2c(),
+        clock,
+        random: seededRandom(9),
+        maxRetryAfterMs: 31 * 24 * 3_600_000,
+        retry: { backoff: { baseMs: 0, maxMs: 0 } },
+      });
+      pushing.requests = 0;
+      const send = () => http.request({ method: 'POST', path: '/', body: 'x' });
+      for (let i = 0; i < 50 && pushing.requests === 0; i++) await send();
+      expect(pushing.requests).toBe(1);
+      clock.advance(seconds * 1000 - 1);
+      for (let i = 0; i < 20; i++) await send();
+      expect(pushing.requests).toBe(1);
+      clock.advance(1);
+      for (let i = 0; i < 50 && pushing.requests === 1; i++) await send();
+      expect(pushing.requests).toBe(2);
+      await http.close();
+    },
+  );
+});
+
 describe('durations past the ceiling (365 days) are a ConfigError', () => {
   const shards = [{ id: 'a', target: 0 }];
   const cases: [string, () => unknown][] = [
