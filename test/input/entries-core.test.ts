@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, it } from 'vitest';
 import { createHttpBalancer, type HttpBalancer } from '../../src/http/index.js';
 import { Balancer } from '../../src/index.js';
 import { simulate } from '../../src/testing/index.js';
-import { expectConfigError, notABag, sparse } from './shapes.js';
+import { expectConfigError, holeInTheMiddle, notABag, sparse } from './shapes.js';
 
 /**
  * Bad input shapes that still escape as a raw `TypeError` or are silently ignored, in files the
@@ -71,7 +71,7 @@ describe('simulate()', () => {
 
   it.each([
     ['a hole first', sparse({ atMs: 1, latency: 2 })],
-    ['a hole in the middle', [{ atMs: 1, latency: 2 }, , { atMs: 3, latency: 2 }]],
+    ['a hole in the middle', holeInTheMiddle({ atMs: 1, latency: 2 })],
   ])(
     'simulate({ shards: [{ schedule: %s }] }) is a ConfigError naming the hole',
     async (_name, bad) => {

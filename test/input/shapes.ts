@@ -20,6 +20,13 @@ export function sparse<T>(value: T): T[] {
   return out;
 }
 
+/** A sparse array with a hole in the middle (`[x, , x]`). */
+export function holeInTheMiddle<T>(value: T): T[] {
+  const out: T[] = [value];
+  out[2] = value;
+  return out;
+}
+
 /** Shapes that are never an options bag. */
 export function notABag(): [string, unknown][] {
   return [
@@ -46,7 +53,7 @@ export function notAList(spec: unknown): [string, unknown][] {
     ['a Set', new Set([spec])],
     ['an object', { 0: spec, length: 1 }],
     ['a hole first', sparse(spec)],
-    ['a hole in the middle', [spec, , spec]],
+    ['a hole in the middle', holeInTheMiddle(spec)],
     ['null inside', [spec, null]],
     ['a number inside', [42]],
     ['a Map inside', [new Map([['id', 'a']])]],

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createHttpBalancer } from '../../src/http/index.js';
 import { Balancer, ConfigError } from '../../src/index.js';
 import { createS3Balancer } from '../../src/s3/index.js';
+import { sparse } from '../input/shapes.js';
 import { collectEvents, leaks, outcomeOf, SECRET } from './scan.js';
 
 /**
@@ -174,7 +175,7 @@ describe('secrets in configuration', () => {
       ],
       [
         'a sparse target list',
-        () => createS3Balancer({ targets: [, { client, bucket: 'bucket-a' }] } as never),
+        () => createS3Balancer({ targets: sparse({ client, bucket: 'bucket-a' }) } as never),
       ],
     ];
     for (const [what, make] of cases) await configError(make, what);
