@@ -14,7 +14,7 @@ import type { Requirement } from './routing/requirement.js';
 import type { Clock, Picker, RandomSource, ShardSpec } from './types.js';
 import {
   checkKnownKeys,
-  checkObject,
+  checkObjectLike,
   checkPlainObject,
   denseArray,
   duration,
@@ -115,15 +115,13 @@ export function resolveOptions(
   const o = options;
   if (o.picker !== undefined) checkPicker(o.picker);
   if (o.clock !== undefined) {
-    checkObject('clock', o.clock);
+    checkObjectLike('clock', o.clock);
     fn('clock.now', o.clock.now);
     fn('clock.setTimer', o.clock.setTimer);
   }
   if (o.random !== undefined) fn('random', o.random);
   if (o.policy !== undefined) fn('policy', o.policy);
-  if (o.prefer !== undefined && (!Array.isArray(o.prefer) || o.prefer.length === 0)) {
-    throw new ConfigError('prefer', 'must be a non-empty array of label requirements', o.prefer);
-  }
+  if (o.prefer !== undefined) checkPrefer(o.prefer);
   const perShard = o.maxInFlightPerShard;
   const limitFactory = resolveLimit(perShard);
   return {
@@ -173,8 +171,19 @@ export function checkTimeout(field: string, value: unknown): number {
   return duration(field, value, true);
 }
 
+/** Tiers: a dense, non-empty array of plain label requirements (compiled by routing). */
+function checkPrefer(value: unknown): void {
+  if (!Array.isArray(value) || value.length === 0) {
+    throw new ConfigError('prefer', 'must be a non-empty array of label requirements', value);
+  }
+  denseArray('prefer', value, 'label requirements');
+  value.forEach((tier, i) => {
+    checkPlainObject(`prefer[${i}]`, tier);
+  });
+}
+
 export function checkPicker(picker: unknown): asserts picker is Picker {
-  checkObject('picker', picker);
+  checkObjectLike('picker', picker);
   fn('picker.pick', (picker as Picker).pick);
   if ((picker as Picker).rebuild !== undefined) fn('picker.rebuild', (picker as Picker).rebuild);
   if (typeof (picker as Picker).name !== 'string') {

@@ -16,21 +16,78 @@ const SENSITIVE_HEADER =
 const MIN_PIECE = 6;
 
 /**
+ * A name whose value is a credential, inside a text: `password`, `api_key`, `x-amz-security-token`,
+ * `Authorization`, `set-cookie` … (not a bare `key`: an S3 object key is not a secret).
+ */
+const NAME = String.raw`(?:[\w.-]*(?:token|secret|passw(?:or)?d|pwd|api[_-]?key|apikey|access[_-]?key(?:[_-]?id)?|credentials?|signature|cookie|session(?:[_-]?id)?)|(?:[\w-]*-)?auth(?:orization|entication)?)`;
+
+/**
+ * Credential-named pairs in a text, each with the index of its value's group (the groups before
+ * it are kept): JSON (`"password": "…"`, also escaped inside a JSON string), forms and queries
+ * (`token=…`), header-like lines (`Authorization: …`), and auth schemes (`Bearer …`).
+ */
+const PAIRS: readonly { pattern: RegExp; value: number }[] = [
+  { pattern: new RegExp(String.raw`("${NAME}"\s*:\s*")((?:[^"\\]|\\.)*)`, 'gi'), value: 2 },
+  {
+    pattern: new RegExp(String.raw`(\\"${NAME}\\"\s*:\s*\\")((?:[^"\\]|\\[^"])*)`, 'gi'),
+    value: 2,
+  },
+  {
+    pattern: new RegExp(String.raw`(^|[\s?&;,{("'])(${NAME}\s*=\s*)([^&;,\s"'<>)}]+)`, 'gim'),
+    value: 3,
+  },
+  { pattern: new RegExp(String.raw`(^|[\s{,"'])(${NAME}\s*:[ \t]*)([^\r\n"]+)`, 'gim'), value: 3 },
+  { pattern: /\b((?:Bearer|Basic|Digest|Token)\s+)([^\s"',;]{6,})/g, value: 2 },
+];
+
+/** A credential value shorter than this is not scrubbed from other text (it would maim it). */
+const MIN_SECRET = 4;
+/** Longest body whose secrets are looked for, bytes (an error path, but a bounded one). */
+const MAX_BODY_SCAN = 64 * 1024;
+/** Longest body scrubbed whole (and by its longer pieces) when a shard echoes it. */
+const MAX_BODY_WHOLE = 4 * 1024;
+
+/**
  * Removes URL credentials (`user:password@`) and query strings / fragments from any URL-like
- * token of `text` (`scheme://…`, or a path starting with `/`), and credentials before an `@` at
- * the start of a bare `user:password@host` string.
+ * token of `text` (`scheme://…`, a path starting with `/`, or any token with a `?name=value`
+ * glued to it), and credentials before an `@` in a bare `user:password@host`.
  *
  * @example
  * redactText('http://u:p@10.0.0.1:99999/x?token=abc'); // 'http://10.0.0.1:99999/x?[redacted]'
+ * redactText('h:1x?token=abc'); // 'h:1x?[redacted]'
  */
 export function redactText(text: string): string {
-  return text
-    .replace(/([a-z][a-z0-9+.-]*:\/\/)[^/\s@?#]*@/gi, '$1')
-    .replace(/^[^\s/@:]+:[^\s/@]*@/, '')
-    .replace(
-      /((?:[a-z][a-z0-9+.-]*:\/\/|(?<![\w.])\/)[^\s?#"'<>]*)[?#][^\s"'<>]*/gi,
-      `$1?${REDACTED}`,
-    );
+  return (
+    text
+      // `scheme://user:password@` or `//user:password@` (a password may hold an `@`: up to the
+      // last one of the authority).
+      .replace(/((?:[a-z][a-z0-9+.-]*:)?\/\/)[^/\s?#"'<>]*@/gi, '$1')
+      // A bare `user:password@host`, wherever a token starts.
+      .replace(/(^|[\s"'(<,=])[^\s/@:"'<>(),=]+:[^\s/"'<>]*@/g, '$1')
+      .replace(
+        /((?:[a-z][a-z0-9+.-]*:\/\/|(?<![\w.])\/)[^\s?#"'<>]*)[?#][^\s"'<>]*/gi,
+        `$1?${REDACTED}`,
+      )
+      // A query on anything else (`host:80?token=…`, `ingest?key=…`): a `?` glued to a token and
+      // followed by `name=value`.
+      .replace(/([^\s?#"'<>])\?[^\s"'<>?]*=[^\s"'<>]*/g, `$1?${REDACTED}`)
+  );
+}
+
+/**
+ * Replaces the value of every credential-named pair in `text` (`"password": "…"`, `token=…`,
+ * `Authorization: Bearer …`) with {@link REDACTED}, for text a shard sent back (an error page
+ * that quotes the request) or an SDK message.
+ *
+ * @example
+ * redactPairs('{"user":"ada","password":"hunter2"}'); // '{"user":"ada","password":"[redacted]"}'
+ */
+export function redactPairs(text: string): string {
+  let out = text;
+  for (const { pattern, value } of PAIRS) {
+    out = out.replace(pattern, (...m: unknown[]) => `${m.slice(1, value).join('')}${REDACTED}`);
+  }
+  return out;
 }
 
 /** Replaces every occurrence of each secret in `text` with {@link REDACTED}. */
@@ -38,6 +95,75 @@ export function scrub(text: string, secrets: readonly string[]): string {
   let out = text;
   for (const secret of secrets) if (secret !== '') out = out.split(secret).join(REDACTED);
   return out;
+}
+
+/**
+ * The secret values a request body carries: the values of its credential-named fields (JSON,
+ * form), and — for a short body — the body itself, since a shard that echoes the request may
+ * quote it whole. Bodies that are not text or bytes give none.
+ */
+export function bodySecrets(body: unknown): string[] {
+  let text: string;
+  if (typeof body === 'string') {
+    text = body.length > MAX_BODY_SCAN ? body.slice(0, MAX_BODY_SCAN) : body;
+  } else if (body instanceof Uint8Array) {
+    const cut = body.byteLength > MAX_BODY_SCAN ? body.subarray(0, MAX_BODY_SCAN) : body;
+    text = Buffer.from(cut.buffer, cut.byteOffset, cut.byteLength).toString('utf8');
+  } else return [];
+  const found = pairValues(text);
+  if (text.length >= MIN_PIECE && text.length <= MAX_BODY_WHOLE) found.push(text);
+  return found;
+}
+
+/**
+ * The values of the credential-named pairs in `text` (as {@link redactPairs} finds them), raw and
+ * percent-decoded; for a value with a `/` (`Credential=AKID/20240101/…`) also what precedes it.
+ */
+function pairValues(text: string): string[] {
+  const found: string[] = [];
+  const keep = (value: string): void => {
+    if (value.length >= MIN_SECRET) found.push(value);
+  };
+  for (const { pattern, value } of PAIRS) {
+    for (const m of text.matchAll(pattern)) {
+      const raw = m[value]?.trim();
+      if (raw === undefined) continue;
+      keep(raw);
+      const slash = raw.indexOf('/');
+      if (slash > 0) keep(raw.slice(0, slash));
+      try {
+        keep(decodeURIComponent(raw));
+      } catch {
+        // Not percent-encoding: the raw value is kept already.
+      }
+    }
+  }
+  return found;
+}
+
+/** Fields of an SDK error that name what failed, not a credential (`Key` is the object key). */
+const PLAIN_ERROR_FIELDS = new Set(['message', 'name', 'stack', 'Key', 'BucketName', 'Code']);
+
+/**
+ * Secret values an SDK error carries about its own request, to scrub from its message: fields
+ * whose name is a credential's (`AWSAccessKeyId`, `SignatureProvided`), credential-named pairs in
+ * its other text fields (`x-amz-security-token:…` in `CanonicalRequest`, `Credential=…/` in
+ * `StringToSign`), and the credential-named headers of its raw response (`$response.headers`),
+ * which a proxy may have echoed.
+ */
+export function errorSecrets(error: unknown): string[] {
+  if (typeof error !== 'object' || error === null) return [];
+  const found: string[] = [];
+  for (const [name, value] of Object.entries(error)) {
+    if (typeof value !== 'string' || PLAIN_ERROR_FIELDS.has(name)) continue;
+    if (SENSITIVE_HEADER.test(name) && value.length >= MIN_SECRET) found.push(value);
+    found.push(...pairValues(value));
+  }
+  const headers = (error as { $response?: { headers?: unknown } }).$response?.headers;
+  if (typeof headers === 'object' && headers !== null) {
+    found.push(...requestSecrets(headers as Record<string, unknown>));
+  }
+  return found;
 }
 
 /**
@@ -52,9 +178,10 @@ export function requestSecrets(
 ): string[] {
   const found = new Set<string>();
   const add = (value: unknown): void => {
-    if (typeof value !== 'string' || value === '') return;
+    // Shorter values are too common to scrub from other text (`page=2`, `true`).
+    if (typeof value !== 'string' || value.length < MIN_SECRET) return;
     found.add(value);
-    for (const piece of value.split(/[\s;,=&]+/)) if (piece.length >= MIN_PIECE) found.add(piece);
+    for (const piece of value.split(/[\s;,=&/]+/)) if (piece.length >= MIN_PIECE) found.add(piece);
   };
   if (headers !== undefined) {
     for (const name of Object.keys(headers)) {
@@ -115,8 +242,12 @@ export interface ErrorSummary {
 
 /**
  * Reduces an error from another library (an SDK exception with its raw request and response, a
- * socket error) to its name, code, status, request id and message, with `secrets` scrubbed and
- * URLs redacted. The result is a plain `Error` holding nothing else, safe as a `cause`.
+ * socket error) to its name, code, status, request id and message. The message loses `secrets`,
+ * the secrets the error itself reveals ({@link errorSecrets}), credential-named values and URL
+ * credentials and queries. The result is a plain `Error` holding nothing else, safe as a `cause`.
+ *
+ * @example
+ * reduceError(sdkError).message; // 'Access denied for Authorization: [redacted]'
  */
 export function reduceError(error: unknown, secrets: readonly string[] = []): Error {
   const e = (typeof error === 'object' && error !== null ? error : {}) as Record<string, unknown>;
@@ -124,7 +255,8 @@ export function reduceError(error: unknown, secrets: readonly string[] = []): Er
   const name = typeof e.name === 'string' ? e.name : 'Error';
   const raw =
     error instanceof Error ? error.message : typeof error === 'string' ? error : String(error);
-  const reduced = new Error(scrub(redactText(raw), secrets));
+  const known = [...secrets, ...errorSecrets(error)].sort((a, b) => b.length - a.length);
+  const reduced = new Error(redactPairs(scrub(redactText(raw), known)));
   reduced.name = name;
   const code =
     typeof e.code === 'string' ? e.code : typeof e.Code === 'string' ? e.Code : undefined;

@@ -6,7 +6,7 @@
  */
 
 import { brand, hasCode } from '../errors.js';
-import { redactText, scrub } from '../redact.js';
+import { redactPairs, redactText, scrub } from '../redact.js';
 
 const BODY_TOO_LARGE = Symbol.for('shardwise.http.bodyTooLarge');
 
@@ -36,14 +36,17 @@ export function pathWithoutQuery(path: string): string {
 
 /**
  * A bounded, printable excerpt of a response body, with the request's known secrets scrubbed (a
- * shard may echo the request: a 401 page quoting the Authorization header) and URLs redacted.
+ * shard may echo the request: a 401 page quoting the Authorization header, the query token, the
+ * body), credential-named values redacted, and URLs redacted.
  */
 export function excerptOf(body: Uint8Array | undefined, secrets: readonly string[] = []): string {
   if (body === undefined || body.length === 0) return '';
   const cut = body.length > EXCERPT_BYTES ? body.subarray(0, EXCERPT_BYTES) : body;
   // A cut through a multi-byte character decodes to U+FFFD: harmless in an excerpt.
   const text = Buffer.from(cut.buffer, cut.byteOffset, cut.byteLength).toString('utf8');
-  return redactText(scrub(text, secrets));
+  // Known secrets first (whole values, then pieces), then anything credential-named the
+  // request did not carry (a shard may quote its own tokens), then URLs.
+  return redactText(redactPairs(scrub(text, secrets)));
 }
 
 /**

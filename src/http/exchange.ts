@@ -4,9 +4,9 @@
  * header value or a query string.
  */
 import { ConfigError } from '../errors.js';
-import { requestSecrets } from '../redact.js';
+import { bodySecrets, requestSecrets } from '../redact.js';
 import { type AttemptBody, bodyOfAttempt, type Replayable, replayable } from '../transport/body.js';
-import { checkKnownKeys, checkObject } from '../validate.js';
+import { checkKnownKeys, checkObject, isPlainObject } from '../validate.js';
 import type { HttpRequest } from './types.js';
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/i;
@@ -37,9 +37,12 @@ export class Exchange {
     return bodyOfAttempt('request.body', this.body, 'request');
   }
 
-  /** The request's secret values (credentials in headers, query values), for scrubbing echoes. */
+  /**
+   * The request's secret values (credentials in headers, query values, credential-named body
+   * fields and a short body itself), for scrubbing echoes. Built on the first error only.
+   */
   get secrets(): readonly string[] {
-    this.#secrets ??= requestSecrets(this.headers, this.path);
+    this.#secrets ??= requestSecrets(this.headers, this.path, bodySecrets(this.body.value));
     return this.#secrets;
   }
 }
@@ -68,12 +71,18 @@ export function checkRequestShape(request: unknown, extra: readonly string[]): v
   checkKnownKeys('request', request, ['method', 'path', 'headers', 'body', ...extra]);
 }
 
-/** Headers: an object of string (or string list) values. Values are never echoed. */
+/**
+ * Headers: a plain object of string (or string list) values — not a `Map`, a fetch `Headers` or
+ * an array of pairs, whose entries would be sent as nothing. Values are never echoed.
+ */
 function checkHeaders(headers: unknown): void {
-  if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) {
-    throw new ConfigError('request.headers', 'must be an object of header name → value', headers, {
-      secret: true,
-    });
+  if (!isPlainObject(headers) || Array.isArray(headers)) {
+    throw new ConfigError(
+      'request.headers',
+      'must be a plain object of header name → value ({ authorization: … })',
+      headers,
+      { secret: true },
+    );
   }
   for (const [name, value] of Object.entries(headers)) {
     if (!TOKEN.test(name)) {

@@ -5,6 +5,7 @@ import {
   bool,
   checkKnownKeys,
   checkObject,
+  denseArray,
   duration,
   nonNegativeInt,
   orDefault,
@@ -103,7 +104,7 @@ export function resolveHttpOptions(options: HttpBalancerOptions): {
     if (!Array.isArray(o.origins) || o.origins.length === 0) {
       throw new ConfigError('origins', 'must be a non-empty array of URL strings', o.origins);
     }
-    shards = o.origins.map((origin, i) => {
+    shards = denseArray('origins', o.origins, 'origin URL strings').map((origin, i) => {
       const target = toTarget(`origins[${i}]`, origin);
       return { id: target.origin, target };
     });
@@ -111,7 +112,9 @@ export function resolveHttpOptions(options: HttpBalancerOptions): {
     if (!Array.isArray(o.shards) || o.shards.length === 0) {
       throw new ConfigError('shards', 'must be a non-empty array of shard specs', o.shards);
     }
-    shards = o.shards.map((spec, i) => toShardSpec(`shards[${i}]`, spec));
+    shards = denseArray('shards', o.shards, 'shard specs').map((spec, i) =>
+      toShardSpec(`shards[${i}]`, spec),
+    );
   } else {
     throw new ConfigError(
       'origins',

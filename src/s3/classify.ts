@@ -16,6 +16,11 @@ export interface S3CallInfo {
   maxRetryAfterMs: number;
   /** The wall clock, for an HTTP-date `Retry-After` (epoch ms). */
   wallClock: () => number;
+  /**
+   * Secret values of the call (its credentials), scrubbed from the SDK's message. Optional: the
+   * secrets an SDK error reveals about its own request are found and scrubbed anyway.
+   */
+  secrets?: readonly string[];
 }
 
 /** S3 (and S3-compatible stores') codes that mean "too fast": load, not ill health. */
@@ -32,8 +37,6 @@ const THROTTLE_CODES = new Set([
 
 /** 4xx codes that are a transient condition of the target, not a fault of the request. */
 const RETRYABLE_4XX = new Set(['RequestTimeout', 'RequestTimeoutException']);
-
-/** Socket and resolver codes that prove the request never left this process. */
 
 interface SdkErrorLike {
   name?: unknown;
@@ -57,6 +60,8 @@ interface SdkErrorLike {
  *   `retryable: false`, except `RequestTimeout`;
  * - socket errors (`ECONNREFUSED`, `ECONNRESET`, …) → `S3Error` with `retryable: true`, and
  *   `notSent: true` when the code proves nothing was sent;
+ * - another SDK error (it carries `$metadata` or `$response`: a raw request or response) →
+ *   reduced to its name, code and message (`reduceError`);
  * - anything else (an abort, a `ConfigError`, a credentials error) → unchanged.
  *
  * @example
@@ -70,13 +75,15 @@ export function classifyS3Error(error: unknown, info: S3CallInfo): unknown {
   const s3Code = codeOf(e);
   if (status === undefined) {
     const code = typeof e.code === 'string' ? e.code : undefined;
-    if (code === undefined || !/^E[A-Z]+$/.test(code)) return error;
+    if (code === undefined || !/^E[A-Z]+$/.test(code)) {
+      return isSdkError(e) ? reduceError(error, info.secrets) : error;
+    }
     return new S3Error({
       ...where(info),
       s3Code: code,
       retryable: true,
       notSent: CONNECT_ERROR_CODES.has(code),
-      cause: reduceError(error),
+      cause: reduceError(error, info.secrets),
     });
   }
   const throttled =
@@ -96,7 +103,7 @@ export function classifyS3Error(error: unknown, info: S3CallInfo): unknown {
         s3Code ?? 'HTTP'
       } ${status}): retry after ${ms} ms`,
       { statusCode: status, s3Code },
-      reduceError(error),
+      reduceError(error, info.secrets),
     );
   }
   const clientFault =
@@ -107,8 +114,13 @@ export function classifyS3Error(error: unknown, info: S3CallInfo): unknown {
     s3Code,
     requestId: typeof e.$metadata?.requestId === 'string' ? e.$metadata.requestId : undefined,
     retryable: !clientFault,
-    cause: reduceError(error),
+    cause: reduceError(error, info.secrets),
   });
+}
+
+/** An error from the AWS SDK (or shaped like one): it may hold its raw request and response. */
+function isSdkError(e: SdkErrorLike): boolean {
+  return e.$metadata !== undefined || e.$response !== undefined;
 }
 
 function where(info: S3CallInfo) {

@@ -7,6 +7,7 @@ import {
   checkObject,
   denseArray,
   duration,
+  isPlainObject,
   orDefault,
   positiveInt,
 } from '../validate.js';
@@ -194,14 +195,15 @@ function toTarget(
 ): S3Target {
   let client: S3Client;
   if (isClient(spec.client)) client = spec.client;
-  else if (typeof spec.client === 'object' && spec.client !== null && !Array.isArray(spec.client)) {
+  else if (isPlainObject(spec.client)) {
     client = clientFor(spec.client, `${field}.client`);
   } else {
+    // Described by its type only: a misplaced credential (`client: 'AKID:secret'`) is not echoed.
     throw new ConfigError(
       `${field}.client`,
-      'is required: an S3Client, or createS3Client() options (endpoint, region, credentials …)',
+      `${spec.client === undefined ? 'is required' : 'must be'}: an S3Client, or createS3Client() options as a plain object (endpoint, region, credentials …)`,
       spec.client,
-      { given: spec.client !== undefined },
+      { given: spec.client !== undefined, secret: true },
     );
   }
   const bucket = checkBucket(`${field}.bucket`, spec.bucket);
