@@ -132,6 +132,7 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends EventEmitter<Balanc
         if (this.listenerCount('limit') > 0)
           this.emit('limit', { shardId: shard.id, limit, previous });
       },
+      (shard) => this.#candidates.pushedBack(shard.pushBack.untilMs),
     );
     this.#router = new Router<T>({
       picker: this.picker,

@@ -14,6 +14,8 @@ export class Feedback<T> {
     private readonly classify: (error: unknown) => boolean,
     private readonly outliers: OutlierDetector<Shard<T>> | undefined,
     private readonly limitMoved: (shard: Shard<T>, limit: number, previous: number) => void,
+    /** A shard pushed back: routing spares it until then. */
+    private readonly pushedBack: (shard: Shard<T>) => void,
   ) {}
 
   /** True when `error` is worth another shard (what the retry decision starts from). */
@@ -60,6 +62,7 @@ export class Feedback<T> {
   ): void {
     if (error instanceof PushBackError) {
       shard.holdPushBack(error.retryAfterMs);
+      this.pushedBack(shard);
       return;
     }
     shard.failures++;

@@ -59,6 +59,8 @@ export class CandidateSet<T> {
   #offered = new Uint32Array(0);
   /** Set when the pending pick's candidates are a cached member list (their mask). */
   #listMask: Uint8Array | undefined;
+  /** The latest end of any shard's push-back: until then, pushed-back shards are filtered. */
+  #pushBackUntil = Number.NEGATIVE_INFINITY;
   #cancelSpillTimer: (() => void) | undefined;
   #spillTimerAt = Number.POSITIVE_INFINITY;
 
@@ -112,6 +114,15 @@ export class CandidateSet<T> {
     return !shard.removed && shard.hasRoom && (shard.health.state !== 'ejected' || this.panic);
   }
 
+  /**
+   * A shard pushed back until `untilMs`. Until then it is offered only when no other shard the run
+   * may use is free of push-back — so even a load-blind picker (round robin) spares it; when
+   * every shard pushes back they are all offered, and load-aware pickers order them by penalty.
+   */
+  pushedBack(untilMs: number): void {
+    if (untilMs > this.#pushBackUntil) this.#pushBackUntil = untilMs;
+  }
+
   /** A shard's availability may have changed (it took or freed a slot): keeps `blocked` true. */
   update(shard: Shard<T>, wasAvailable: boolean): void {
     if (shard.removed) return;
@@ -157,11 +168,12 @@ export class CandidateSet<T> {
    * list while the run waits for a saturated tier (`spillAfterMs`). Sets `run.tier` and
    * `run.reason`.
    */
-  forRun(run: Run<T>): readonly Shard<T>[] {
+  forRun(run: Run<T>, nowMs: number): readonly Shard<T>[] {
     run.tier = -1;
     run.reason = 'direct';
     this.#listMask = undefined;
-    if (this.blocked === 0 && run.tried === undefined) {
+    const sparing = nowMs < this.#pushBackUntil;
+    if (this.blocked === 0 && run.tried === undefined && !sparing) {
       if (this.tiers === undefined) {
         if (run.requirement === undefined) return this.#host.membership.shards;
         // Every member can take work: the rule's members, listed once per membership, will do.
@@ -182,10 +194,10 @@ export class CandidateSet<T> {
       }
     }
     const tiers = this.tiers;
-    if (tiers === undefined) return this.#collect(run, -1);
+    if (tiers === undefined) return this.#collect(run, -1, sparing, nowMs);
     let reason: RouteReason = 'preferred';
     for (let t = 0; t <= tiers.length; t++) {
-      const out = this.#collect(run, t);
+      const out = this.#collect(run, t, sparing, nowMs);
       if (out.length > 0) {
         run.tier = t;
         run.reason = reason;
@@ -242,8 +254,14 @@ export class CandidateSet<T> {
    * Fills the scratch list with the shards of tier `tier` (−1: any) that satisfy the run's rule,
    * can take a call, and were not tried by it — or, when that leaves none, were tried. When no
    * shard the rule allows is healthy, ejection is ignored inside the rule (panic within it).
+   * `sparing`: shards pushing back at `nowMs` are left out while another can be offered.
    */
-  #collect(run: Run<T>, tier: number): Shard<T>[] {
+  #collect(run: Run<T>, tier: number, sparing: boolean, nowMs: number): Shard<T>[] {
+    const out = this.#gather(run, tier, sparing, nowMs);
+    return out.length === 0 && sparing ? this.#gather(run, tier, false, nowMs) : out;
+  }
+
+  #gather(run: Run<T>, tier: number, sparing: boolean, nowMs: number): Shard<T>[] {
     const out = this.#scratch;
     out.length = 0;
     const shards = this.#host.membership.shards;
@@ -273,6 +291,7 @@ export class CandidateSet<T> {
           if (shard.health.state !== 'ejected' || this.panic || ruledPanic) untriedWaiting = true;
           continue;
         }
+        if (sparing && shard.pushedBackAt(nowMs)) continue;
         out.push(shard);
         this.#offered[shard.index] = epoch;
       }

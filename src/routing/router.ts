@@ -60,7 +60,7 @@ export class Router<T> {
     }
     const keyed = run.key !== undefined && this.#picker.keyed === true;
     if (keyed && this.#strict) return this.#routeHome(run, nowMs);
-    const candidates = this.#host.candidates.forRun(run);
+    const candidates = this.#host.candidates.forRun(run, nowMs);
     if (candidates.length === 0) {
       const rule = run.requirement;
       if (rule !== undefined && !this.#host.candidates.admits(rule)) {

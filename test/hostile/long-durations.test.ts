@@ -13,7 +13,7 @@ import { setLongTimer } from '../../src/runtime.js';
 import { createS3Balancer, createS3Client } from '../../src/s3/index.js';
 import { ManualClock, seededRandom } from '../../src/testing/index.js';
 import { MAX_DURATION_MS } from '../../src/validate.js';
-import { tick } from '../core/helpers.js';
+import { tick } from '../helpers.js';
 import { sleep, startServer, type TestServer } from '../http/servers.js';
 import { clientOptions } from '../s3/server.js';
 

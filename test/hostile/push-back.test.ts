@@ -12,7 +12,7 @@ import {
 } from '../../src/index.js';
 import { ManualClock, seededRandom } from '../../src/testing/index.js';
 import type { Picker } from '../../src/types.js';
-import { flush, tick } from '../core/helpers.js';
+import { flush, tick } from '../helpers.js';
 import { startServer, type TestServer } from '../http/servers.js';
 
 /**
