@@ -67,29 +67,44 @@ export function createShardPool(
  * the next request sent on it carries `connection: close` (undici's `reset`), the connection ends
  * after that response, and the next request opens a fresh one — no request is cut, none is lost.
  * With `maxAgeMs` 0, every request closes its connection.
+ *
+ * The age is a flag set by one background timer per connection, not a clock read per request:
+ * `dispatch` is on every request's path, and a clock read there cost as much as the check.
  */
 class AgingClient extends ClientClass {
-  #connectedAt = -1;
+  /** The current connection has reached its age: the next request asks to close it. */
+  #old = false;
+  #cancelAge: (() => void) | undefined;
   readonly #maxAgeMs: number;
-  readonly #clock: Clock;
 
   constructor(origin: string | URL, options: ClientType.Options, maxAgeMs: number, clock: Clock) {
     super(origin, options);
     this.#maxAgeMs = maxAgeMs;
-    this.#clock = clock;
+    if (maxAgeMs === 0) return;
     this.on('connect', () => {
-      this.#connectedAt = clock.now();
+      this.#old = false;
+      this.#cancelAge?.();
+      this.#cancelAge = clock.setTimer(
+        () => {
+          this.#cancelAge = undefined;
+          this.#old = true;
+        },
+        maxAgeMs,
+        true,
+      );
     });
     this.on('disconnect', () => {
-      this.#connectedAt = -1;
+      this.#old = false;
+      this.#cancelAge?.();
+      this.#cancelAge = undefined;
     });
   }
 
   override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler) {
     if (this.#maxAgeMs === 0) return super.dispatch({ ...options, reset: true }, handler);
-    if (this.#connectedAt >= 0 && this.#clock.now() - this.#connectedAt >= this.#maxAgeMs) {
+    if (this.#old) {
       // Once: the requests queued behind this one go on the next connection.
-      this.#connectedAt = -1;
+      this.#old = false;
       return super.dispatch({ ...options, reset: true }, handler);
     }
     return super.dispatch(options, handler);
