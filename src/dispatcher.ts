@@ -171,6 +171,8 @@ export class Dispatcher<T> {
       return Promise.reject(new QueueFullError(this.#options.maxQueued));
     }
     return new Promise<R>((resolve, reject) => {
+      // One clock read for admission and the fast path's route (a read costs ~0.1 µs).
+      const now = this.#clock.now();
       const run = new Run<T>(
         fn as RunFn<T, unknown>,
         key,
@@ -179,7 +181,7 @@ export class Dispatcher<T> {
         idempotent,
         bytes,
         rule,
-        this.#clock.now(),
+        now,
         resolve as (value: unknown) => void,
         reject,
       );
@@ -188,7 +190,7 @@ export class Dispatcher<T> {
       if (signal !== undefined) this.#signals.add(signal, run);
       // Fast path: nothing waits ahead of this run, so route it at once.
       if (!queueFirst && this.#inFlight < this.#options.maxInFlight) {
-        if (this.#route(run)) return;
+        if (this.#route(run, now)) return;
       }
       if (this.#options.overflow === 'reject' && waiting.queued >= this.#options.maxQueued) {
         this.#settle(run, false, new QueueFullError(this.#options.maxQueued));
@@ -241,8 +243,7 @@ export class Dispatcher<T> {
    * Routes `run`'s next attempt and acts on it: starts it, puts it in its home's line, or settles
    * it with the routing error. False when it must wait in the queue.
    */
-  #route(run: Run<T>): boolean {
-    const now = this.#clock.now();
+  #route(run: Run<T>, now: number = this.#clock.now()): boolean {
     const route: Route<T> = this.#router.route(run, now);
     if (route === WAIT) return false;
     if (route === PARK) {
@@ -280,8 +281,13 @@ export class Dispatcher<T> {
 
   /** Starts the runs waiting in `shard`'s line while it can take them. */
   #serve(shard: Shard<T>): void {
-    const now = this.#clock.now();
     const lines = this.#waiting.lines;
+    // Most shards have nobody waiting in their line: no clock read for them.
+    if (lines.head(shard) === undefined) {
+      this.#waiting.shrank();
+      return;
+    }
+    const now = this.#clock.now();
     for (
       let run = lines.head(shard);
       run !== undefined &&
