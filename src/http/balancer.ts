@@ -35,7 +35,17 @@ const NO_CONTEXT: RunContext = {
   onAbort: () => noop,
 };
 
-const RUN_KEYS = ['key', 'idempotent', 'signal', 'timeoutMs', 'bytes', 'require', 'meta'];
+/** The fields `request()` takes besides the HTTP parts: the run's options. */
+const RUN_KEYS: readonly string[] = [
+  'key',
+  'idempotent',
+  'signal',
+  'timeoutMs',
+  'bytes',
+  'require',
+  'meta',
+];
+const NO_KEYS: readonly string[] = [];
 
 /**
  * A `Balancer` over HTTP origins: one undici `Pool` per shard (keep-alive, `connectionsPerShard`
@@ -104,13 +114,11 @@ export class HttpBalancer extends Balancer<HttpTarget, HttpShardSpec | ShardSpec
           : bool('request.idempotent', request.idempotent);
       // A one-shot stream cannot be sent twice: retried only when nothing was sent.
       if (body.stream !== undefined) idempotent = false;
-      runOptions = {
-        key: request.key,
-        signal: request.signal,
-        timeoutMs: request.timeoutMs,
-        idempotent,
-        bytes: request.bytes ?? body.bytes,
-      };
+      // Only the options given: the core checks each name of this object on every run.
+      runOptions = { idempotent, bytes: request.bytes ?? body.bytes };
+      if (request.key !== undefined) runOptions.key = request.key;
+      if (request.signal !== undefined) runOptions.signal = request.signal;
+      if (request.timeoutMs !== undefined) runOptions.timeoutMs = request.timeoutMs;
       if (request.require !== undefined) runOptions.require = request.require;
       if (request.meta !== undefined) runOptions.meta = request.meta;
     } catch (error) {
@@ -137,7 +145,7 @@ export class HttpBalancer extends Balancer<HttpTarget, HttpShardSpec | ShardSpec
   ): Promise<HttpResponse> {
     let exchange: Exchange;
     try {
-      checkRequestShape(request, []);
+      checkRequestShape(request, NO_KEYS);
       if (this.#pools.get(shard?.target) === undefined) {
         throw new ConfigError(
           'shard',
