@@ -10,6 +10,9 @@ import { checkKnownKeys, checkObject } from '../validate.js';
 import type { HttpRequest } from './types.js';
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/i;
+/** Header names already found to be tokens (the same few names come with every request). */
+const TOKEN_NAMES = new Set<string>();
+const MAX_TOKEN_NAMES = 256;
 
 /** Methods that RFC 9110 §9.2.2 calls idempotent (and safe ones): retried by default. */
 export const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set([
@@ -101,10 +104,14 @@ function checkHeaders(headers: unknown): void {
   // Keys, not entries: no array per header on every request.
   for (const name of Object.keys(headers)) {
     const value = (headers as Record<string, unknown>)[name];
-    if (!TOKEN.test(name)) {
-      throw new ConfigError('request.headers', 'has a name that is not an HTTP token', name, {
-        secret: true,
-      });
+    if (!TOKEN_NAMES.has(name)) {
+      if (!TOKEN.test(name)) {
+        throw new ConfigError('request.headers', 'has a name that is not an HTTP token', name, {
+          secret: true,
+        });
+      }
+      // A string's validity never changes: remember it (a bounded few, the names in use).
+      if (TOKEN_NAMES.size < MAX_TOKEN_NAMES) TOKEN_NAMES.add(name);
     }
     const ok =
       value === undefined ||
