@@ -117,7 +117,11 @@ class ResponseReader implements Dispatcher.DispatchHandler {
     const headers = parseHeaders(rawHeaders) as Headers;
     this.#statusCode = statusCode;
     this.#headers = headers;
-    if (Number(headers['content-length']) > this.#settings.bodyLimitBytes) {
+    // A HEAD answer declares the length of a body it does not send.
+    if (
+      Number(headers['content-length']) > this.#settings.bodyLimitBytes &&
+      this.#exchange.method !== 'HEAD'
+    ) {
       this.#tooLarge();
       return false;
     }

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { TimeoutError } from '../../src/errors.js';
 import { createHttpBalancer } from '../../src/http/index.js';
 import { roundRobin } from '../../src/pickers/index.js';
+import { ManualClock } from '../../src/testing/index.js';
 import { type Handler, startServer, type TestServer } from './servers.js';
 
 let servers: TestServer[] = [];
@@ -47,10 +48,13 @@ describe('a request whose attempt ends first is aborted', () => {
   it('by the run timeout: the run rejects and its connection is closed', async () => {
     const sockets = closedByPath();
     const server = await serve((req) => sockets.track(req)); // never answers
-    const http = createHttpBalancer({ origins: [server.origin], retry: false });
-    const error = await http.request({ path: '/hang', timeoutMs: 50 }).catch((e) => e);
-    expect(error).toBeInstanceOf(TimeoutError);
-    expect(server.requests).toBe(1);
+    // Virtual time: the timeout trips once the request is known to have reached the shard.
+    const clock = new ManualClock();
+    const http = createHttpBalancer({ origins: [server.origin], retry: false, clock });
+    const pending = http.request({ path: '/hang', timeoutMs: 50 }).catch((e) => e);
+    expect(await until(() => server.requests === 1)).toBe(true);
+    clock.advance(50);
+    expect(await pending).toBeInstanceOf(TimeoutError);
     expect(await until(() => sockets.closed.get('/hang') === true)).toBe(true);
     await http.close();
   });
@@ -76,16 +80,19 @@ describe('a request whose attempt ends first is aborted', () => {
       sockets.track(req);
       held.push(() => res.end('first'));
     });
+    const clock = new ManualClock();
     const http = createHttpBalancer({
       origins: [server.origin],
       connectionsPerShard: 1,
       maxInFlightPerShard: 2, // the second request waits in the pool, behind the first
       retry: false,
+      clock,
     });
     const first = http.request({ path: '/first' });
     expect(await until(() => held.length === 1)).toBe(true);
-    const second = await http.request({ path: '/second', timeoutMs: 30 }).catch((e) => e);
-    expect(second).toBeInstanceOf(TimeoutError);
+    const second = http.request({ path: '/second', timeoutMs: 30 }).catch((e) => e);
+    clock.advance(30);
+    expect(await second).toBeInstanceOf(TimeoutError);
     held[0]!();
     expect((await first).text()).toBe('first');
     // The aborted second request closes the connection it was given instead of using it.
@@ -158,6 +165,19 @@ describe('a response is read whole', () => {
     expect(res.statusCode).toBe(204);
     expect(res.body.length).toBe(0);
     expect(res.text()).toBe('');
+    await http.close();
+  });
+
+  it('for HEAD: the length a HEAD answer declares is not a body over the limit', async () => {
+    const server = await serve((_req, res) => {
+      res.setHeader('content-length', String(10 * 1024 * 1024));
+      res.end();
+    });
+    const http = createHttpBalancer({ origins: [server.origin], bodyLimitBytes: 1024 });
+    const res = await http.request({ method: 'HEAD', path: '/big' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-length']).toBe(String(10 * 1024 * 1024));
+    expect(res.body.length).toBe(0);
     await http.close();
   });
 
