@@ -22,6 +22,8 @@ const total = Number(process.argv[3] ?? 100_000);
 function startShards(): Promise<{ child: ChildProcess; origins: string[] }> {
   const child = fork(new URL('./http-fixtures/servers.mjs', import.meta.url), [String(SHARDS)], {
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    // Not this process's flags: only the client is profiled.
+    execArgv: [],
   });
   return new Promise((resolve, reject) => {
     child.once('error', reject);
