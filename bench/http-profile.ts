@@ -5,6 +5,8 @@
  *
  * Same shape as bench/http-throughput.bench.ts (8 loopback shards in a child process, 1 KiB
  * POSTs, concurrency 64), one contender, one long round, so the profile is the request path's.
+ * The shards' process is not profiled; tsx's loader thread writes a second, small profile (the
+ * larger file is the client's). Open it in Chrome DevTools or VS Code, or sum self times by URL.
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { Pool } from 'undici';
