@@ -19,7 +19,8 @@
  * rotated each round; ratios are taken within a round (shardwise against its peer measured
  * minutes, not hours, apart) and printed as the median with the range over the rounds, so the
  * noise of a shared machine shows instead of hiding in a single figure.
- * `SHARDWISE_BENCH_ROUNDS` (default 7) sets the number of rounds. The figures of section 1 are
+ * `SHARDWISE_BENCH_ROUNDS` sets the rounds of section 1 (default 15, short ones: many pairs make a
+ * steadier median than a few long rounds), sections 2 and 3 run 5. The figures of section 1 are
  * written to the table in docs/performance.md (bench/lib.ts `recordFigures`).
  */
 import { type ChildProcess, fork } from 'node:child_process';
@@ -38,8 +39,11 @@ import {
 const SHARDS = 8;
 const CONCURRENCY = 64;
 const CONNECTIONS = 8;
-const REQUESTS = 10_000;
-const ROUNDS = Number(process.env.SHARDWISE_BENCH_ROUNDS ?? 7);
+const REQUESTS = 5_000;
+/** Requests each contender sends before a measured round: connections open, EWMA sampled. */
+const WARMUP = 1_000;
+const ROUNDS = Number(process.env.SHARDWISE_BENCH_ROUNDS ?? 15);
+const SHORT_ROUNDS = 5;
 const BODY = Buffer.alloc(1024, 97);
 const HEADERS = { 'content-type': 'application/octet-stream' };
 
@@ -165,7 +169,7 @@ async function round(factory: Factory, total: number): Promise<Result> {
   const contender = factory();
   const latencies = new Float64Array(total);
   // Warm-up: open the connections and give peak EWMA its first samples.
-  await drive(contender, 2_000, undefined);
+  await drive(contender, WARMUP, undefined);
   const start = performance.now();
   const cpu0 = process.cpuUsage();
   await drive(contender, total, latencies);
@@ -207,11 +211,15 @@ interface Measured {
  * Runs every factory once per round, rounds interleaved and their order rotated (so no contender
  * always runs first, after a pause, or last); returns the medians and every round.
  */
-async function interleaved(factories: Record<string, Factory>, total: number): Promise<Measured> {
+async function interleaved(
+  factories: Record<string, Factory>,
+  total: number,
+  count = ROUNDS,
+): Promise<Measured> {
   const keys = Object.keys(factories);
   const rounds: Record<string, Result[]> = {};
   for (const key of keys) rounds[key] = [];
-  for (let r = 0; r < ROUNDS; r++) {
+  for (let r = 0; r < count; r++) {
     for (let k = 0; k < keys.length; k++) {
       const key = keys[(r + k) % keys.length]!;
       rounds[key]!.push(await round(factories[key]!, total));
@@ -249,7 +257,7 @@ async function main() {
   const { child, origins } = await startShards();
   try {
     console.log(
-      `node ${process.version}, ${SHARDS} loopback shards (child process), 1 KiB POSTs, concurrency ${CONCURRENCY}, ${CONNECTIONS} connections per shard, ${ROUNDS} interleaved rounds, medians; ${machineLoad()} at the start\n`,
+      `node ${process.version}, ${SHARDS} loopback shards (child process), 1 KiB POSTs, concurrency ${CONCURRENCY}, ${CONNECTIONS} connections per shard, ${ROUNDS} interleaved rounds in section 1 (${SHORT_ROUNDS} in 2 and 3), medians; ${machineLoad()} at the start\n`,
     );
 
     // 1. Throughput.
@@ -328,7 +336,11 @@ async function main() {
     const SLOW_REQUESTS = 10_000;
     await ask(child, { type: 'delays', delays: new Array(SHARDS).fill(1) });
     const even = (
-      await interleaved({ ewma: shardwise(origins, 'peakEwma', 'peakEwma') }, SLOW_REQUESTS)
+      await interleaved(
+        { ewma: shardwise(origins, 'peakEwma', 'peakEwma') },
+        SLOW_REQUESTS,
+        SHORT_ROUNDS,
+      )
     ).median;
     const slowDelays = new Array(SHARDS).fill(1);
     slowDelays[SHARDS - 1] = 10;
@@ -340,6 +352,7 @@ async function main() {
         balanced: balancedPool(origins),
       },
       SLOW_REQUESTS,
+      SHORT_ROUNDS,
     );
     const s = slow.median;
     row(['one shard 10× slow (10 ms vs 1 ms)', 'req/s', 'p50 ms', 'p99 ms', 'p99 ratio']);
@@ -382,6 +395,7 @@ async function main() {
         fresh: shardwise(origins, 'new connection', 'p2c', 0),
       },
       KA_REQUESTS,
+      SHORT_ROUNDS,
     );
     const k = ka.median;
     const after = await ask<{ connections: number[] }>(child, { type: 'stats' });
@@ -396,7 +410,7 @@ async function main() {
     ]);
     row(['shardwise p2c, new connection (pipelining 0)', ...latencyCells(k.fresh!), '1×']);
     console.log(
-      `connections opened during section 3: ${fmt(opened)} (for ${fmt(ROUNDS * 2 * (KA_REQUESTS + 2_000))} requests)`,
+      `connections opened during section 3: ${fmt(opened)} (for ${fmt(SHORT_ROUNDS * 2 * (KA_REQUESTS + WARMUP))} requests)`,
     );
     console.log(
       `\n${machineLoad()} at the end; total ${fmt((performance.now() - began) / 1000, 1)} s`,
