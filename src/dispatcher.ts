@@ -161,6 +161,7 @@ export class Dispatcher<T> {
     ) {
       return Promise.reject(new QueueFullError(this.#options.maxQueued));
     }
+    // One clock read for admission and the fast path's route (a read costs ~0.1 µs).
     const now = this.#clock.now();
     return new Promise<R>((resolve, reject) => {
       const run = new Run<T>(

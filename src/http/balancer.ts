@@ -1,17 +1,13 @@
-import { EventEmitter } from 'node:events';
 import { Balancer, type RunContext, type RunOptions } from '../balancer.js';
 import { ConfigError } from '../errors.js';
 import type { MembershipHooks } from '../membership.js';
 import { systemClock, wallClock } from '../runtime.js';
+import type { AttemptBody } from '../transport/body.js';
 import { TargetResources } from '../transport/targets.js';
 import type { ShardSpec, ShardState } from '../types.js';
 import { bool } from '../validate.js';
-import { readBody } from './body.js';
-import { annotateTransportError, type ExchangeInfo, statusError } from './classify.js';
 import type { WarmResult } from './connector.js';
-import { BodyTooLargeError } from './errors.js';
 import { checkRequestShape, type Exchange, exchangeOf, IDEMPOTENT_METHODS } from './exchange.js';
-import { LOAD_METRICS_HEADER, parseLoadMetrics } from './load-metrics.js';
 import {
   HTTP_DEFAULTS,
   HTTP_OPTION_KEYS,
@@ -19,9 +15,8 @@ import {
   resolveHttpOptions,
   toShardSpec,
 } from './options.js';
-import { createShardPool, type PoolResponse, poolRequest, type ShardPool } from './pool.js';
-import { parseLoadHeader } from './reported-load.js';
-import { Response } from './response.js';
+import { createShardPool, type ShardPool } from './pool.js';
+import { type ReadSettings, sendExchange } from './response-reader.js';
 import type {
   HttpBalancerOptions,
   HttpBalancerStats,
@@ -40,7 +35,17 @@ const NO_CONTEXT: RunContext = {
   onAbort: () => noop,
 };
 
-const RUN_KEYS = ['key', 'idempotent', 'signal', 'timeoutMs', 'bytes', 'require', 'meta'];
+/** The fields `request()` takes besides the HTTP parts: the run's options. */
+const RUN_KEYS: readonly string[] = [
+  'key',
+  'idempotent',
+  'signal',
+  'timeoutMs',
+  'bytes',
+  'require',
+  'meta',
+];
+const NO_KEYS: readonly string[] = [];
 
 /**
  * A `Balancer` over HTTP origins: one undici `Pool` per shard (keep-alive, `connectionsPerShard`
@@ -56,7 +61,7 @@ const RUN_KEYS = ['key', 'idempotent', 'signal', 'timeoutMs', 'bytes', 'require'
 export class HttpBalancer extends Balancer<HttpTarget, HttpShardSpec | ShardSpec<HttpTarget>> {
   readonly #http: ResolvedHttpOptions;
   readonly #pools: TargetResources<HttpTarget, ShardPool>;
-  readonly #info: Omit<ExchangeInfo, 'shardId' | 'method' | 'path' | 'secrets'>;
+  readonly #read: ReadSettings;
 
   constructor(options: HttpBalancerOptions) {
     const { core, http } = resolveHttpOptions(options);
@@ -74,10 +79,14 @@ export class HttpBalancer extends Balancer<HttpTarget, HttpShardSpec | ShardSpec
     super(core, { knownOptions: HTTP_OPTION_KEYS, hooks });
     this.#http = http;
     this.#pools = pools;
-    this.#info = {
-      maxRetryAfterMs: http.maxRetryAfterMs,
-      defaultRetryAfterMs: HTTP_DEFAULTS.defaultRetryAfterMs,
-      wallClock,
+    this.#read = {
+      bodyLimitBytes: http.bodyLimitBytes,
+      loadHeader: http.loadHeader,
+      info: {
+        maxRetryAfterMs: http.maxRetryAfterMs,
+        defaultRetryAfterMs: HTTP_DEFAULTS.defaultRetryAfterMs,
+        wallClock,
+      },
     };
   }
 
@@ -105,13 +114,11 @@ export class HttpBalancer extends Balancer<HttpTarget, HttpShardSpec | ShardSpec
           : bool('request.idempotent', request.idempotent);
       // A one-shot stream cannot be sent twice: retried only when nothing was sent.
       if (body.stream !== undefined) idempotent = false;
-      runOptions = {
-        key: request.key,
-        signal: request.signal,
-        timeoutMs: request.timeoutMs,
-        idempotent,
-        bytes: request.bytes ?? body.bytes,
-      };
+      // Only the options given: the core checks each name of this object on every run.
+      runOptions = { idempotent, bytes: request.bytes ?? body.bytes };
+      if (request.key !== undefined) runOptions.key = request.key;
+      if (request.signal !== undefined) runOptions.signal = request.signal;
+      if (request.timeoutMs !== undefined) runOptions.timeoutMs = request.timeoutMs;
       if (request.require !== undefined) runOptions.require = request.require;
       if (request.meta !== undefined) runOptions.meta = request.meta;
     } catch (error) {
@@ -138,13 +145,19 @@ export class HttpBalancer extends Balancer<HttpTarget, HttpShardSpec | ShardSpec
   ): Promise<HttpResponse> {
     let exchange: Exchange;
     try {
-      checkRequestShape(request, []);
+      checkRequestShape(request, NO_KEYS);
       if (this.#pools.get(shard?.target) === undefined) {
         throw new ConfigError(
           'shard',
           'must be a shard of this balancer (the one `send` was given)',
           shard?.id,
         );
+      }
+      if (
+        ctx !== undefined &&
+        (typeof ctx !== 'object' || ctx === null || typeof ctx.onAbort !== 'function')
+      ) {
+        throw new ConfigError('ctx', 'must be the RunContext the run gave `send` (or absent)', ctx);
       }
       exchange = exchangeOf(request);
     } catch (error) {
@@ -196,66 +209,25 @@ export class HttpBalancer extends Balancer<HttpTarget, HttpShardSpec | ShardSpec
     };
   }
 
-  async #attempt(
-    shard: ShardState<HttpTarget>,
-    ctx: RunContext,
-    ex: Exchange,
-  ): Promise<HttpResponse> {
+  #attempt(shard: ShardState<HttpTarget>, ctx: RunContext, ex: Exchange): Promise<HttpResponse> {
     const pool = this.#pools.get(shard.target)?.pool;
-    if (pool === undefined) throw new Error(`shard "${shard.id}" has no connection pool`);
-    const body = ex.attemptBody();
-    // undici listens to a bare emitter: an AbortSignal listener costs ~15–20 µs a request on
-    // Node 20. Every request of the attempt has its own listener, removed when it is over.
-    const abort = new EventEmitter();
-    const unlisten = ctx.onAbort(() => abort.emit('abort'));
-    try {
-      let res: PoolResponse;
-      try {
-        res = await poolRequest(pool, {
-          method: ex.method as 'GET',
-          path: ex.path,
-          headers: ex.headers,
-          body,
-          signal: abort,
-        });
-      } catch (error) {
-        throw annotateTransportError(error);
-      }
-      const { statusCode, headers } = res;
-      const limit = this.#http.bodyLimitBytes;
-      const declared = Number(headers['content-length']);
-      let data: Buffer | undefined;
-      if (declared > limit) res.body.on('error', noop).destroy();
-      else data = await readBody(res.body, limit);
-      if (data === undefined) {
-        throw new BodyTooLargeError(
-          { statusCode, shardId: shard.id, method: ex.method, path: ex.path },
-          limit,
-        );
-      }
-      const loadHeader = this.#http.loadHeader;
-      if (loadHeader !== undefined) {
-        const load = parseLoadHeader(headers[loadHeader]);
-        if (load !== undefined) this.reportLoad(shard, load);
-      }
-      const orca = headers[LOAD_METRICS_HEADER];
-      if (orca !== undefined) {
-        const report = parseLoadMetrics(orca);
-        if (report !== undefined) this.reportLoad(shard, report);
-      }
-      if (statusCode >= 400) {
-        throw statusError(statusCode, headers, data, {
-          ...this.#info,
-          shardId: shard.id,
-          method: ex.method,
-          path: ex.path,
-          secrets: ex.secrets,
-        });
-      }
-      return new Response(statusCode, headers, data, shard.id);
-    } finally {
-      unlisten();
+    if (pool === undefined) {
+      return Promise.reject(new Error(`shard "${shard.id}" has no connection pool`));
     }
+    let body: AttemptBody;
+    try {
+      body = ex.attemptBody();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return sendExchange(
+      pool,
+      this.#read,
+      shard,
+      ex,
+      { path: ex.path, method: ex.method as 'GET', headers: ex.headers, body },
+      ctx,
+    );
   }
 }
 

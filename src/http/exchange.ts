@@ -10,6 +10,9 @@ import { checkKnownKeys, checkObject, isPlainObject } from '../validate.js';
 import type { HttpRequest } from './types.js';
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/i;
+/** Header names already found to be tokens (the same few names come with every request). */
+const TOKEN_NAMES = new Set<string>();
+const MAX_TOKEN_NAMES = 256;
 
 /** Methods that RFC 9110 §9.2.2 calls idempotent (and safe ones): retried by default. */
 export const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set([
@@ -47,11 +50,22 @@ export class Exchange {
   }
 }
 
+/** Method names as callers usually write them, mapped to the upper-case name sent. */
+const COMMON_METHODS: ReadonlyMap<unknown, string> = new Map(
+  ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].flatMap((m) => [
+    [m, m],
+    [m.toLowerCase(), m],
+  ]),
+);
+
 /** Checks the HTTP parts of a request and prepares its body. */
 export function exchangeOf(
   request: Pick<HttpRequest, 'method' | 'path' | 'headers' | 'body'>,
 ): Exchange {
-  const method = request.method === undefined ? 'GET' : checkMethod(request.method).toUpperCase();
+  const method =
+    request.method === undefined
+      ? 'GET'
+      : (COMMON_METHODS.get(request.method) ?? checkMethod(request.method).toUpperCase());
   const path = request.path === undefined ? '/' : checkPath(request.path);
   if (request.headers !== undefined) checkHeaders(request.headers);
   const body = replayable(request.body);
@@ -65,10 +79,22 @@ export function exchangeOf(
   return new Exchange(method, path, request.headers, body);
 }
 
-/** The request's own fields; any other name is a mistake (`header:` for `headers:` …). */
+const EXCHANGE_KEYS: readonly string[] = ['method', 'path', 'headers', 'body'];
+/** The known names for each list of `extra` names, built once (a constant list is the rule). */
+const knownNames = new WeakMap<readonly string[], readonly string[]>();
+
+/**
+ * The request's own fields, plus the `extra` names its caller takes; any other name is a
+ * mistake (`header:` for `headers:` …).
+ */
 export function checkRequestShape(request: unknown, extra: readonly string[]): void {
   checkObject('request', request);
-  checkKnownKeys('request', request, ['method', 'path', 'headers', 'body', ...extra]);
+  let known = knownNames.get(extra);
+  if (known === undefined) {
+    known = [...EXCHANGE_KEYS, ...extra];
+    knownNames.set(extra, known);
+  }
+  checkKnownKeys('request', request, known);
 }
 
 /**
@@ -84,11 +110,17 @@ function checkHeaders(headers: unknown): void {
       { secret: true },
     );
   }
-  for (const [name, value] of Object.entries(headers)) {
-    if (!TOKEN.test(name)) {
-      throw new ConfigError('request.headers', 'has a name that is not an HTTP token', name, {
-        secret: true,
-      });
+  // Keys, not entries: no array per header on every request.
+  for (const name of Object.keys(headers)) {
+    const value = (headers as Record<string, unknown>)[name];
+    if (!TOKEN_NAMES.has(name)) {
+      if (!TOKEN.test(name)) {
+        throw new ConfigError('request.headers', 'has a name that is not an HTTP token', name, {
+          secret: true,
+        });
+      }
+      // A string's validity never changes: remember it (a bounded few, the names in use).
+      if (TOKEN_NAMES.size < MAX_TOKEN_NAMES) TOKEN_NAMES.add(name);
     }
     const ok =
       value === undefined ||

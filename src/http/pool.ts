@@ -1,12 +1,11 @@
 /**
- * undici's `Pool`, `Client`, connector and `request`, loaded without undici's package entry: that
- * entry sets a global dispatcher as a side effect (an undici 7 `Agent` that Node 20's own `fetch`
- * then uses and trips on, TOOLCHAIN trap 4), and a library must not change its host's `fetch`. It
- * also mixes `request` into `Dispatcher.prototype`; here it is called with the pool as `this`
- * instead, so no prototype is touched either. Every request names its pool explicitly.
+ * undici's `Pool`, `Client` and connector, loaded without undici's package entry: that entry sets
+ * a global dispatcher as a side effect (an undici 7 `Agent` that Node 20's own `fetch` then uses
+ * and trips on, TOOLCHAIN trap 4), and a library must not change its host's `fetch`. It also mixes
+ * `request` into `Dispatcher.prototype`; requests here go through `pool.dispatch` with a handler
+ * of their own (`response-reader.ts`), so no prototype is touched either.
  */
 import type { Client as ClientType, Dispatcher, Pool as PoolType } from 'undici';
-import requestApi from 'undici/lib/api/api-request.js';
 import buildConnector from 'undici/lib/core/connect.js';
 import ClientClass from 'undici/lib/dispatcher/client.js';
 import PoolClass from 'undici/lib/dispatcher/pool.js';
@@ -18,12 +17,6 @@ import type { HttpTarget } from './types.js';
 export type Pool = PoolType;
 export type PoolOptions = PoolType.Options;
 export const Pool: typeof PoolType = PoolClass;
-export type PoolResponse = Dispatcher.ResponseData;
-
-/** `pool.request(options)`, without undici's prototype mix-in. */
-export function poolRequest(pool: Pool, options: Dispatcher.RequestOptions): Promise<PoolResponse> {
-  return requestApi.call(pool, options);
-}
 
 /** A shard's pool and the connector its connections come from (warm sockets, socket options). */
 export interface ShardPool {
@@ -74,29 +67,44 @@ export function createShardPool(
  * the next request sent on it carries `connection: close` (undici's `reset`), the connection ends
  * after that response, and the next request opens a fresh one — no request is cut, none is lost.
  * With `maxAgeMs` 0, every request closes its connection.
+ *
+ * The age is a flag set by one background timer per connection, not a clock read per request:
+ * `dispatch` is on every request's path, and a clock read there cost as much as the check.
  */
 class AgingClient extends ClientClass {
-  #connectedAt = -1;
+  /** The current connection has reached its age: the next request asks to close it. */
+  #old = false;
+  #cancelAge: (() => void) | undefined;
   readonly #maxAgeMs: number;
-  readonly #clock: Clock;
 
   constructor(origin: string | URL, options: ClientType.Options, maxAgeMs: number, clock: Clock) {
     super(origin, options);
     this.#maxAgeMs = maxAgeMs;
-    this.#clock = clock;
+    if (maxAgeMs === 0) return;
     this.on('connect', () => {
-      this.#connectedAt = clock.now();
+      this.#old = false;
+      this.#cancelAge?.();
+      this.#cancelAge = clock.setTimer(
+        () => {
+          this.#cancelAge = undefined;
+          this.#old = true;
+        },
+        maxAgeMs,
+        true,
+      );
     });
     this.on('disconnect', () => {
-      this.#connectedAt = -1;
+      this.#old = false;
+      this.#cancelAge?.();
+      this.#cancelAge = undefined;
     });
   }
 
   override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler) {
     if (this.#maxAgeMs === 0) return super.dispatch({ ...options, reset: true }, handler);
-    if (this.#connectedAt >= 0 && this.#clock.now() - this.#connectedAt >= this.#maxAgeMs) {
+    if (this.#old) {
       // Once: the requests queued behind this one go on the next connection.
-      this.#connectedAt = -1;
+      this.#old = false;
       return super.dispatch({ ...options, reset: true }, handler);
     }
     return super.dispatch(options, handler);

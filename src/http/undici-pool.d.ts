@@ -10,17 +10,6 @@ declare module 'undici/lib/dispatcher/pool.js' {
   export default PoolClass;
 }
 
-declare module 'undici/lib/api/api-request.js' {
-  import type { Dispatcher } from 'undici';
-
-  /** `Dispatcher.prototype.request`, called with the pool as `this`. */
-  const request: (
-    this: Dispatcher,
-    options: Dispatcher.RequestOptions,
-  ) => Promise<Dispatcher.ResponseData>;
-  export default request;
-}
-
 declare module 'undici/lib/dispatcher/client.js' {
   import type { Client } from 'undici';
 
@@ -34,4 +23,12 @@ declare module 'undici/lib/core/connect.js' {
   /** undici's socket connector (net/tls connect, TCP keep-alive and no-delay, connect timeout). */
   const build: typeof buildConnector;
   export default build;
+}
+
+declare module 'undici/lib/core/util.js' {
+  /** undici's response header parser: lower-cased names, repeated headers as arrays. */
+  const util: {
+    parseHeaders(rawHeaders: Buffer[]): Record<string, string | string[]>;
+  };
+  export default util;
 }
