@@ -177,7 +177,7 @@ export class Dispatcher<T> {
         reject,
       );
       this.#pending++;
-      this.#parts.budget?.deposit();
+      this.#parts.budget?.deposit(now);
       if (signal !== undefined) this.#signals.add(signal, run);
       // Fast path: nothing waits ahead of this run, so route it at once.
       if (!queueFirst && this.#inFlight < this.#options.maxInFlight) {

@@ -42,9 +42,9 @@ export class Feedback<T> {
   /** The attempt succeeded after `latencyMs`. */
   succeeded(shard: Shard<T>, latencyMs: number, nowMs: number): void {
     shard.successes++;
-    shard.ewma.observe(latencyMs);
+    shard.ewma.observeAt(latencyMs, nowMs);
     shard.recordOutcome(false, nowMs);
-    this.outliers?.onSuccess(shard);
+    this.outliers?.onSuccess(shard, nowMs);
   }
 
   /**
@@ -67,9 +67,9 @@ export class Feedback<T> {
     }
     shard.failures++;
     if (!isShardFault(error, retryable)) return;
-    if (latencyMs > shard.ewma.valueAt(nowMs)) shard.ewma.observe(latencyMs);
+    if (latencyMs > shard.ewma.valueAt(nowMs)) shard.ewma.observeAt(latencyMs, nowMs);
     shard.recordOutcome(true, nowMs);
-    this.outliers?.onFailure(shard);
+    this.outliers?.onFailure(shard, nowMs);
   }
 
   /** A failure that tells an adaptive limit to back off: push-back, or the shard's fault. */

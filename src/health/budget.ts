@@ -65,23 +65,22 @@ export class RetryBudget {
   }
 
   /** A run started: it earns `ratio` of a retry. */
-  deposit(): void {
-    this.rotate();
+  deposit(nowMs: number = this.clock.now()): void {
+    this.rotate(nowMs);
     this.runs[this.bucketIndex]!++;
     this.runsInWindow++;
   }
 
   /** Takes one retry if the budget allows; false means retrying now would amplify load. */
   tryWithdraw(): boolean {
-    this.rotate();
+    this.rotate(this.clock.now());
     if (this.retriesInWindow + 1 > this.ratio * this.runsInWindow + this.floor) return false;
     this.retries[this.bucketIndex]!++;
     this.retriesInWindow++;
     return true;
   }
 
-  private rotate(): void {
-    const now = this.clock.now();
+  private rotate(now: number): void {
     let steps = Math.floor((now - this.bucketStart) / this.bucketMs);
     if (steps <= 0) return;
     if (steps > BUCKETS) steps = BUCKETS;

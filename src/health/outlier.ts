@@ -35,21 +35,23 @@ export class OutlierDetector<S extends HealthSubject> {
     private readonly host: OutlierHost<S>,
   ) {}
 
-  onSuccess(shard: S): void {
+  /** An attempt on `shard` succeeded at `nowMs` (the balancer clock's time). */
+  onSuccess(shard: S, nowMs: number = this.host.clock.now()): void {
     const health = shard.health;
     health.consecutiveFailures = 0;
-    this.count(health, false);
+    this.count(health, false, nowMs);
     if (health.state === 'probing') {
       health.state = 'healthy';
-      health.restoredAtMs = this.host.clock.now();
+      health.restoredAtMs = nowMs;
       this.host.healthChanged(shard, 'restore', 0);
     }
   }
 
-  onFailure(shard: S): void {
+  /** An attempt on `shard` failed by the shard's fault at `nowMs`. */
+  onFailure(shard: S, nowMs: number = this.host.clock.now()): void {
     const health = shard.health;
     health.consecutiveFailures++;
-    const rateTripped = this.count(health, true);
+    const rateTripped = this.count(health, true, nowMs);
     if (shard.removed || health.state === 'ejected') return;
     if (
       health.state === 'probing' ||
@@ -90,10 +92,9 @@ export class OutlierDetector<S extends HealthSubject> {
    * Counts an attempt in the shard's failure-rate window (a fixed window, restarted when it
    * ends); true when the failure percentage trips.
    */
-  private count(health: HealthRecord, failed: boolean): boolean {
+  private count(health: HealthRecord, failed: boolean, now: number): boolean {
     const o = this.options;
     if (o.failurePercent === Number.POSITIVE_INFINITY) return false;
-    const now = this.host.clock.now();
     if (now - health.windowStartMs >= o.failureWindowMs) {
       health.windowStartMs = now;
       health.windowRequests = 0;

@@ -32,7 +32,11 @@ export class PeakEwma {
 
   /** Feeds one round-trip sample, in ms. */
   observe(rttMs: number): void {
-    const now = this.clock.now();
+    this.observeAt(rttMs, this.clock.now());
+  }
+
+  /** Feeds one sample taken at time `nowMs` (a caller that has read the clock saves a read). */
+  observeAt(rttMs: number, now: number): void {
     const state = this.state;
     const estimate = state[0]!;
     if (estimate < 0 || rttMs > estimate) {
