@@ -130,8 +130,13 @@ export async function main(options: JsonlToHttpOptions): Promise<IngestSummary<L
   }
 }
 
-/** The summary as a few lines of text. */
-export function formatSummary(summary: IngestSummary<LineRecord>): string {
+/** The summary as a few lines of text (the figures every summary has, batched or not). */
+export function formatSummary(
+  summary: Pick<
+    IngestSummary<LineRecord>,
+    'written' | 'failed' | 'errors' | 'bytes' | 'retries' | 'durationMs' | 'perShard'
+  >,
+): string {
   const lines = [
     `written: ${summary.written}`,
     `failed: ${summary.failed}`,

@@ -40,11 +40,26 @@ export * from './pickers/index.js';
 export type { Requirement } from './routing/requirement.js';
 export { systemClock } from './runtime.js';
 export {
+  BATCH_DEFAULTS,
+  type BatchOptions,
+  type BatchRecordOptions,
+  type BatchResult,
+  type BatchSendFn,
+  type BatchSendResult,
+  type CommonRecordOptions,
+  IngestError,
+  type IngestExtras,
+  type IngestFailure,
   type IngestOptions,
   type IngestProgress,
+  type IngestStop,
   type IngestSummary,
+  type RecordFailure,
   type RecordOptions,
+  type RecordRetryOptions,
+  type RecordWriteStream,
   type SendFn,
+  type SingleRecordOptions,
   WriteFailedError,
 } from './stream.js';
 export type * from './types.js';
