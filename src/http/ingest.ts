@@ -11,7 +11,14 @@ import { BatchSink } from '../ingest/batch-sink.js';
 import { jsonArrayEncoder, ndjsonEncoder, type RecordEncoder } from '../ingest/encoders.js';
 import { checkIngestExtras, drive, INGEST_EXTRA_KEYS } from '../ingest/ingest.js';
 import { Ledger } from '../ingest/ledger.js';
-import { BATCH_DEFAULTS, checkCommon, checkSource, resolveBatch } from '../ingest/options.js';
+import {
+  BATCH_DEFAULTS,
+  checkCommon,
+  checkKeepsRecords,
+  checkSource,
+  type ResolvedBatch,
+  resolveBatch,
+} from '../ingest/options.js';
 import type {
   BatchOptions,
   CommonRecordOptions,
@@ -149,21 +156,21 @@ function httpPlan<Rec>(field: string, options: unknown, extra: readonly string[]
     headers[name] = value;
   }
   const batch = resolveBatch<Rec>(`${field}.batch`, o.batch ?? {}, BATCH_DEFAULTS, o.bytes);
+  if (encoder === undefined) {
+    checkKeepsRecords(field, batch as ResolvedBatch<unknown>, '`encode` is given the records');
+  }
   const path = o.path;
   const failures = o.failures;
   const custom = typeof encode === 'function' ? encode : undefined;
   const sendWith =
     (http: HttpIngestHost): BatchSender<HttpTarget, Rec> =>
     async (shard, b, ctx) => {
-      const body =
-        custom === undefined
-          ? b.body(encoder as RecordEncoder<unknown>)
-          : encodeWith(field, custom, b.records);
+      const body = custom === undefined ? b.body() : encodeWith(field, custom, b.records);
       const response = await http.sendTo(shard, { method, path, headers, body }, ctx);
       if (failures === undefined) return undefined;
       let failed: readonly RecordFailure[] | undefined;
       try {
-        failed = failures(response, b.records);
+        failed = failures(response, b.decodedRecords());
       } catch (error) {
         throw notRetryable(`${field}.failures() threw: ${messageOf(error)}`, error);
       }

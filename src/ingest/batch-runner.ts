@@ -10,7 +10,6 @@ import { backoffDelay } from '../health/retry.js';
 import type { RunContext } from '../run.js';
 import type { Key, ShardState } from '../types.js';
 import type { Batch, Carried } from './batch.js';
-import type { Chunk } from './encoders.js';
 import type { Ledger } from './ledger.js';
 import { deferredVoid } from './ledger.js';
 import type { ResolvedRecordRetry } from './options.js';
@@ -32,13 +31,13 @@ export interface BatchRunnerHost<T, Rec> {
   readonly retry: ResolvedRecordRetry | false;
   /** The option path errors name (`ingest`, `http.ingest` …). */
   readonly field: string;
-  /** Places a record in an open batch again (a retry, or a record whose home moved). */
+  /** Places a record in an open batch again (a retry, or a record whose home moved), with its encoding. */
   place(
     record: Rec,
     key: Key | undefined,
     size: number,
-    chunk: Chunk | undefined,
     carried: Carried | undefined,
+    encoded: Uint8Array | undefined,
   ): void;
 }
 
@@ -56,6 +55,8 @@ export class BatchRunner<T, Rec> {
   readonly #host: BatchRunnerHost<T, Rec>;
   readonly #budget: RecordBudget | undefined;
   readonly #fifo: Batch<Rec>[] = [];
+  /** Batches handed to the balancer and not settled. */
+  #submitted = 0;
   #readyAsked = false;
   #readyKnown = false;
   #pumped: { promise: Promise<void>; resolve: () => void } | undefined;
@@ -88,6 +89,12 @@ export class BatchRunner<T, Rec> {
     return this.#pumped.promise;
   }
 
+  /**
+   * Hands closed batches to the balancer in order, each once `ready()` says its queue has room
+   * and while fewer than twice its capacity (the sum of its shards' in-flight limits) of them are
+   * waiting or running: enough to keep every slot busy, and no more — records are not encoded
+   * far ahead of the shards (fewer live records, less work for the garbage collector).
+   */
   #pump(): void {
     const fifo = this.#fifo;
     while (fifo.length > 0) {
@@ -102,7 +109,9 @@ export class BatchRunner<T, Rec> {
         }
         return;
       }
+      if (this.#submitted >= this.#capacity() + this.#host.runner.shards.length) return; // a settlement pumps again
       this.#readyKnown = false;
+      this.#submitted++;
       this.#start(fifo.shift()!);
     }
     const pumped = this.#pumped;
@@ -110,6 +119,19 @@ export class BatchRunner<T, Rec> {
       this.#pumped = undefined;
       pumped.resolve();
     }
+  }
+
+  /** Runs the balancer can have in flight now: the sum of its shards' limits (at least 1). */
+  #capacity(): number {
+    let capacity = 0;
+    for (const shard of this.#host.runner.shards) capacity += shard.limit;
+    return Math.max(capacity, 1);
+  }
+
+  /** A batch handed to the balancer settled: room for the next. */
+  #done(): void {
+    this.#submitted--;
+    if (this.#fifo.length > 0) this.#pump();
   }
 
   #start(batch: Batch<Rec>): void {
@@ -121,8 +143,14 @@ export class BatchRunner<T, Rec> {
         idempotent,
       })
       .then(
-        (sent) => this.#settle(batch, sent),
-        (error: unknown) => this.#failAll(batch, error),
+        (sent) => {
+          this.#done();
+          this.#settle(batch, sent);
+        },
+        (error: unknown) => {
+          this.#done();
+          this.#failAll(batch, error);
+        },
       );
   }
 
@@ -169,13 +197,13 @@ export class BatchRunner<T, Rec> {
     if (!any) return;
     const failing: number[] = [];
     for (let i = 0; i < batch.count; i++) if (exhausted(i)) failing.push(i);
-    const records = batch.records;
+    const records = failing.map((i) => batch.recordAt(i));
     const sizes = batch.sizes;
     const history = failing.map((i) => [...(carried?.[i]?.history ?? []), ...(batch.log ?? [])]);
     batch.retain((i) => !exhausted(i));
     failing.forEach((i, j) => {
       this.#host.ledger.fail(
-        records[i]!,
+        records[j]!,
         new RetriesExhaustedError(history[j]!, `all ${max} attempts failed`),
         sizes[i]!,
       );
@@ -196,12 +224,14 @@ export class BatchRunner<T, Rec> {
       if (runner.homeOf(keys[i]!) !== target) moving.push(i);
     }
     if (moving.length === 0) return;
-    const { records, sizes, chunks, carried } = batch;
+    const { records, sizes, carried } = batch;
+    // Copies of their encodings first: `retain` writes the batch's body anew.
+    const encoded = moving.map((i) => copyOf(batch.encodedAt(i)));
     const leaving = new Set(moving);
     batch.retain((i) => !leaving.has(i));
-    for (const i of moving) {
-      this.#host.place(records[i]!, keys[i], sizes[i]!, chunks?.[i], carried?.[i]);
-    }
+    moving.forEach((i, j) => {
+      this.#host.place(records[i]!, keys[i], sizes[i]!, carried?.[i], encoded[j]);
+    });
   }
 
   /** The batch was sent: its records are written, but those the shard refused. */
@@ -244,24 +274,23 @@ export class BatchRunner<T, Rec> {
         { shardId: sent.shardId, error, elapsedMs },
       ];
       const attempts = (before?.attempts ?? 0) + sent.attempt;
-      const record = batch.records[i]!;
       const size = batch.sizes[i]!;
       if (failure.retryable === false || retry === false) {
         const reason = retry === false ? 'retries are off' : 'the error is not retryable';
         ledger.fail(
-          record,
+          batch.recordAt(i),
           history.length > 1 ? new RetriesExhaustedError(history, reason) : error,
           size,
         );
       } else if (attempts >= retry.attempts) {
         ledger.fail(
-          record,
+          batch.recordAt(i),
           new RetriesExhaustedError(history, `all ${retry.attempts} attempts failed`),
           size,
         );
       } else if (this.#budget !== undefined && !this.#budget.tryWithdraw()) {
         ledger.fail(
-          record,
+          batch.recordAt(i),
           new RetriesExhaustedError(history, 'the retry budget is exhausted'),
           size,
         );
@@ -272,11 +301,13 @@ export class BatchRunner<T, Rec> {
       }
     }
     if (again.length === 0 || retry === false) return;
-    const { records, sizes, chunks, keys } = batch;
+    const { records, sizes, keys } = batch;
+    // The batch is done with: its body is not written again, so views of it stay valid.
+    const encoded = again.map((i) => batch.encodedAt(i));
     const delayMs = backoffDelay(deepest, retry.baseMs, retry.maxMs, runner.random);
     runner.clock.setTimer(() => {
       again.forEach((i, j) => {
-        this.#host.place(records[i]!, keys?.[i], sizes[i]!, chunks?.[i], carriedAgain[j]);
+        this.#host.place(records[i]!, keys?.[i], sizes[i]!, carriedAgain[j], encoded[j]);
       });
     }, delayMs);
   }
@@ -288,7 +319,7 @@ export class BatchRunner<T, Rec> {
     for (let i = 0; i < batch.count; i++) {
       const before = carried?.[i];
       ledger.fail(
-        batch.records[i]!,
+        batch.recordAt(i),
         before === undefined
           ? error
           : new RetriesExhaustedError(
@@ -299,6 +330,10 @@ export class BatchRunner<T, Rec> {
       );
     }
   }
+}
+
+function copyOf(bytes: Uint8Array | undefined): Uint8Array | undefined {
+  return bytes === undefined ? undefined : Uint8Array.prototype.slice.call(bytes);
 }
 
 /**

@@ -6,16 +6,9 @@
  */
 import { ConfigError } from '../errors.js';
 import type { Key } from '../types.js';
-import type { Carried } from './batch.js';
 import { BatchRunner, type BatchSender } from './batch-runner.js';
 import { Batcher } from './batcher.js';
-import {
-  type Chunk,
-  chunkBytes,
-  framingBytes,
-  ndjsonSize,
-  type RecordEncoder,
-} from './encoders.js';
+import { framingBytes, ndjsonSize, type RecordEncoder } from './encoders.js';
 import { deferredVoid, type Ledger } from './ledger.js';
 import type { ResolvedBatch } from './options.js';
 import type { Sink } from './sink.js';
@@ -39,7 +32,6 @@ export class BatchSink<T, Rec> implements Sink<Rec> {
   readonly #batcher: Batcher<Rec>;
   readonly #runs: BatchRunner<T, Rec>;
   readonly #size: (record: Rec) => number;
-  readonly #separatorBytes: number;
   #room: { promise: Promise<void>; resolve: () => void } | undefined;
 
   constructor(runner: RunnerLike<T>, ledger: Ledger<Rec>, options: BatchSinkOptions<T, Rec>) {
@@ -48,7 +40,6 @@ export class BatchSink<T, Rec> implements Sink<Rec> {
     this.#o = options;
     const { batch, encoder } = options;
     this.#size = batch.size ?? (ndjsonSize() as (record: Rec) => number);
-    this.#separatorBytes = encoder === undefined ? 0 : encoder.separator.length;
     this.#runs = new BatchRunner<T, Rec>({
       runner,
       ledger,
@@ -56,7 +47,8 @@ export class BatchSink<T, Rec> implements Sink<Rec> {
       idempotent: options.idempotent,
       retry: batch.retry,
       field: options.field,
-      place: (record, key, size, chunk, carried) => this.#place(record, key, size, chunk, carried),
+      place: (record, key, size, carried, encoded) =>
+        this.#batcher.place(record, key, this.#homeOf(key), size, carried, encoded),
     });
     this.#batcher = new Batcher<Rec>(
       { clock: runner.clock, members: () => runner.shards, ship: (b) => this.#runs.ship(b) },
@@ -66,7 +58,9 @@ export class BatchSink<T, Rec> implements Sink<Rec> {
           batch.maxBytes -
           (encoder === undefined ? 0 : framingBytes(encoder as RecordEncoder<unknown>)),
         lingerMs: batch.lingerMs,
-        encoded: encoder !== undefined,
+        encoder,
+        maxCapacity: Math.min(batch.maxBytes + 64, 64 * 1024 * 1024),
+        keepRecords: batch.keepRecords,
       },
     );
     ledger.onSettle = () => this.#settled();
@@ -74,25 +68,19 @@ export class BatchSink<T, Rec> implements Sink<Rec> {
 
   add(record: Rec): void {
     const o = this.#o;
-    let key: Key | undefined;
-    let chunk: Chunk | undefined;
-    let length = 0;
     let size: number;
     try {
-      if (o.key !== undefined) key = checkKey(o.field, o.key(record));
-      const encoder = o.encoder;
-      if (encoder !== undefined) {
-        chunk = encoder.encode(record);
-        length = chunkBytes(chunk) + this.#separatorBytes;
-        size = o.batch.size === undefined ? length : checkSize(o.field, o.batch.size(record));
-      } else size = checkSize(o.field, this.#size(record));
+      const key = o.key === undefined ? undefined : checkKey(o.field, o.key(record));
+      // With an encoder the size is the encoded length unless `size` says otherwise (-1).
+      if (o.encoder === undefined) size = checkSize(o.field, this.#size(record));
+      else size = o.batch.size === undefined ? -1 : checkSize(o.field, o.batch.size(record));
+      size = this.#batcher.place(record, key, this.#homeOf(key), size, undefined, undefined);
     } catch (error) {
       // A record whose key, size or encoding fails is reported failed; the ingestion goes on.
       this.#ledger.fail(record, error);
       return;
     }
     this.#ledger.holdBytes(size);
-    this.#batcher.place(record, key, this.#homeOf(key), size, chunk, length, undefined);
   }
 
   wait(): Promise<void> | undefined {
@@ -140,17 +128,6 @@ export class BatchSink<T, Rec> implements Sink<Rec> {
     if (key === undefined) return undefined;
     const runner = this.#runner;
     return runner.homeOf(key) ?? (runner.picker.keyed === true ? '' : undefined);
-  }
-
-  #place(
-    record: Rec,
-    key: Key | undefined,
-    size: number,
-    chunk: Chunk | undefined,
-    carried: Carried | undefined,
-  ): void {
-    const length = chunk === undefined ? 0 : chunkBytes(chunk) + this.#separatorBytes;
-    this.#batcher.place(record, key, this.#homeOf(key), size, chunk, length, carried);
   }
 }
 

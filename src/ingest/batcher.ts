@@ -9,7 +9,7 @@
  */
 import type { Clock, Key } from '../types.js';
 import { Batch, type Carried } from './batch.js';
-import type { Chunk } from './encoders.js';
+import type { RecordEncoder } from './encoders.js';
 
 /** What the batcher needs around it. */
 export interface BatcherHost {
@@ -25,8 +25,12 @@ export interface BatcherLimits {
   /** Bytes a batch's records may sum to: `maxBytes` less the framing the body adds. */
   maxRecordBytes: number;
   lingerMs: number;
-  /** The body is built here: batches keep each record's encoding. */
-  encoded: boolean;
+  /** The body format, when the body is built here (each record is encoded as it is placed). */
+  encoder: RecordEncoder<any> | undefined;
+  /** Most bytes a batch body starts with (it grows as records come). */
+  maxCapacity: number;
+  /** Batches keep the records themselves (else their bytes only: `keepRecords: false`). */
+  keepRecords: boolean;
 }
 
 export class Batcher<Rec> {
@@ -39,6 +43,8 @@ export class Batcher<Rec> {
   /** No more records from the source: what is placed now is flushed at once. */
   #ending = false;
   #flushQueued = false;
+  /** What the last batch's body came to (a new body starts with room for about as much). */
+  #expectedBytes = 16 * 1024;
 
   constructor(host: BatcherHost, limits: BatcherLimits) {
     this.#host = host;
@@ -51,29 +57,41 @@ export class Batcher<Rec> {
   }
 
   /**
-   * Adds one record to the open batch of `home` (undefined: unkeyed). A record that would take
-   * the batch past its byte bound closes it first; a record larger than the bound travels alone.
+   * Adds one record to the open batch of `home` (undefined: unkeyed) and returns its size. With
+   * an encoder the record is encoded into the batch's body now (or `encoded`, its bytes from an
+   * earlier batch, copied), and `size` < 0 means "its encoded length". A record that would take
+   * the batch past its byte bound closes it first and opens the next; a record larger than the
+   * bound travels alone. A record that cannot be encoded throws, and nothing of it stays.
    */
   place(
     record: Rec,
     key: Key | undefined,
     home: string | undefined,
     size: number,
-    chunk: Chunk | undefined,
-    chunkBytes: number,
     carried: Carried | undefined,
-  ): void {
+    encoded: Uint8Array | undefined,
+  ): number {
     const limits = this.#limits;
-    let batch = home === undefined ? this.#open : this.#homes.get(home);
-    if (batch !== undefined && batch.bytes + size > limits.maxRecordBytes) {
+    let batch =
+      (home === undefined ? this.#open : this.#homes.get(home)) ?? this.#create(home, key);
+    if (limits.encoder !== undefined) {
+      const length = batch.encode(record, encoded);
+      if (size < 0) size = length;
+      if (batch.count > 0 && batch.bytes + size > limits.maxRecordBytes) {
+        const bytes = batch.unwrite();
+        this.#close(batch);
+        batch = this.#create(home, key);
+        batch.encode(record, bytes);
+      }
+    } else if (batch.count > 0 && batch.bytes + size > limits.maxRecordBytes) {
       this.#close(batch);
-      batch = undefined;
+      batch = this.#create(home, key);
     }
-    batch ??= this.#create(home, key);
-    batch.push(record, size, chunk, chunkBytes, key, carried);
+    batch.push(record, size, key, carried);
     if (batch.count >= limits.maxRecords || batch.bytes >= limits.maxRecordBytes) {
       this.#close(batch);
     } else if (this.#ending) this.#queueFlush();
+    return size;
   }
 
   /** Closes every open batch (the end of the source, or the held bound reached). */
@@ -91,11 +109,14 @@ export class Batcher<Rec> {
 
   #create(home: string | undefined, key: Key | undefined): Batch<Rec> {
     const host = this.#host;
+    const limits = this.#limits;
     const batch = new Batch<Rec>(
+      limits.keepRecords,
       home,
       home === undefined ? undefined : key,
       host.members(),
-      this.#limits.encoded,
+      limits.encoder,
+      Math.min(limits.maxCapacity, this.#expectedBytes),
       host.clock.now(),
     );
     if (home === undefined) this.#open = batch;
@@ -112,6 +133,9 @@ export class Batcher<Rec> {
   #close(batch: Batch<Rec>): void {
     batch.cancelLinger?.();
     batch.cancelLinger = undefined;
+    if (batch.out !== undefined && batch.count > 0) {
+      this.#expectedBytes = batch.out.length + (batch.out.length >> 3) + 64;
+    }
     if (batch.home === undefined) {
       if (this.#open === batch) this.#open = undefined;
     } else if (this.#homes.get(batch.home) === batch) this.#homes.delete(batch.home);

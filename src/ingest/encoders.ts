@@ -1,14 +1,13 @@
 /**
- * How records become a batch body. An encoder turns one record into its text or bytes; the batch
- * joins them with the framing of the format (NDJSON: a newline after each record; JSON: an array).
- * Pre-encoded records — a string, a `Buffer` or any `Uint8Array` — pass through untouched: they
- * are the record's encoding already (a line read from a JSONL file, a message from a queue).
- * Objects go through {@link shapeStringifier}, which gives `JSON.stringify`'s text faster.
+ * How records become a batch body. An encoder writes one record's bytes at the end of the batch's
+ * {@link ByteBuffer}; the batch adds the framing of the format (NDJSON: a newline after each
+ * record; JSON: an array). Pre-encoded records — a string, a `Buffer` or any `Uint8Array` — pass
+ * through untouched: they are the record's encoding already (a line read from a JSONL file, a
+ * message from a queue). Objects go through {@link jsonWriter}, which writes `JSON.stringify`'s
+ * bytes faster.
  */
-import { shapeStringifier } from './json-shape.js';
-
-/** One record's encoding: text (UTF-8 on the wire) or bytes. */
-export type Chunk = string | Uint8Array;
+import { ByteBuffer } from './bytes.js';
+import { jsonWriter } from './json-shape.js';
 
 /** The framing and the per-record encoding of one body format. */
 export interface RecordEncoder<Rec> {
@@ -16,29 +15,34 @@ export interface RecordEncoder<Rec> {
   readonly format: string;
   /** The `content-type` of a body. */
   readonly contentType: string;
-  /** Written before the first record. */
-  readonly open: string;
-  /** Written after every record (`terminated`) or between records. */
-  readonly separator: string;
-  /** Written after the last record. */
-  readonly close: string;
-  /** True when `separator` follows every record (NDJSON), false when it only sits between them. */
+  /** True when the separator follows every record (NDJSON `\n`); false for one between records (JSON `,`). */
   readonly terminated: boolean;
-  /** One record's encoding, without separator. Throws for a record it cannot encode. */
-  encode(record: Rec): Chunk;
+  /** The separator byte. */
+  readonly separator: number;
+  /** Bytes before the first record and after the last (JSON's brackets), else undefined. */
+  readonly open: number | undefined;
+  readonly close: number | undefined;
+  /** Writes one record's encoding, without separator, at the end of `out`. Throws for a record it cannot encode. */
+  write(record: Rec, out: ByteBuffer): void;
 }
 
-/** Bytes the framing adds to a batch beyond each record's size (its length plus one separator). */
+/**
+ * Bytes the framing adds to a batch of at least one record beyond each record's size (its
+ * encoding plus one separator).
+ */
 export function framingBytes(encoder: RecordEncoder<unknown>): number {
-  const edges = encoder.open.length + encoder.close.length;
-  return encoder.terminated ? edges : edges - encoder.separator.length;
+  const edges = (encoder.open === undefined ? 0 : 1) + (encoder.close === undefined ? 0 : 1);
+  return encoder.terminated ? edges : edges - 1;
 }
 
-/** A record as text or bytes: pre-encoded ones as they are, anything else as JSON. */
-function chunkEncoder(): (record: unknown) => Chunk {
-  const stringify = shapeStringifier();
-  return (record) =>
-    typeof record === 'string' || record instanceof Uint8Array ? record : stringify(record);
+/** A record as it is when pre-encoded, else as JSON. */
+function recordWriter(): (record: unknown, out: ByteBuffer) => void {
+  const json = jsonWriter();
+  return (record, out) => {
+    if (typeof record === 'string') out.writeText(record);
+    else if (record instanceof Uint8Array) out.writeBytes(record);
+    else json(record, out);
+  };
 }
 
 /** Newline-delimited JSON (`application/x-ndjson`): each record, then `\n`. */
@@ -46,11 +50,11 @@ export function ndjsonEncoder<Rec>(): RecordEncoder<Rec> {
   return {
     format: 'ndjson',
     contentType: 'application/x-ndjson',
-    open: '',
-    separator: '\n',
-    close: '',
     terminated: true,
-    encode: chunkEncoder(),
+    separator: 10,
+    open: undefined,
+    close: undefined,
+    write: recordWriter(),
   };
 }
 
@@ -59,62 +63,28 @@ export function jsonArrayEncoder<Rec>(): RecordEncoder<Rec> {
   return {
     format: 'json',
     contentType: 'application/json',
-    open: '[',
-    separator: ',',
-    close: ']',
     terminated: false,
-    encode: chunkEncoder(),
+    separator: 44,
+    open: 91,
+    close: 93,
+    write: recordWriter(),
   };
-}
-
-/** The UTF-8 length of an encoded record. */
-export function chunkBytes(chunk: Chunk): number {
-  return typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.byteLength;
 }
 
 /**
  * The default `size(record)` where the batch is not encoded here (the core's `ingest`): its
- * NDJSON line's length — a string's or bytes' length, else its JSON's — plus the newline.
+ * NDJSON line's length in bytes — a string's or bytes' as they are, else its JSON's — plus the
+ * newline. Measured by writing it into a scratch buffer.
  */
 export function ndjsonSize(): (record: unknown) => number {
-  const encode = chunkEncoder();
-  return (record) => chunkBytes(encode(record)) + 1;
-}
-
-/**
- * Writes a batch body: `open`, each chunk and its separator, `close`, into one buffer of exactly
- * `bytes` bytes (the sum of the chunks' sizes plus the framing). Strings are joined and written
- * in one call: one UTF-8 conversion per batch, not one per record.
- */
-export function writeBody(
-  chunks: readonly Chunk[],
-  encoder: RecordEncoder<unknown>,
-  bytes: number,
-  allText: boolean,
-): Buffer {
-  const body = Buffer.allocUnsafe(bytes);
-  const { open, separator, close, terminated } = encoder;
-  let at: number;
-  if (allText) {
-    const text =
-      open + (chunks as string[]).join(separator) + (terminated ? separator : '') + close;
-    at = body.write(text, 0, 'utf8');
-  } else {
-    at = body.write(open, 0, 'utf8');
-    for (let i = 0; i < chunks.length; i++) {
-      if (i > 0 && !terminated) at += body.write(separator, at, 'utf8');
-      const chunk = chunks[i]!;
-      if (typeof chunk === 'string') at += body.write(chunk, at, 'utf8');
-      else {
-        body.set(chunk, at);
-        at += chunk.byteLength;
-      }
-      if (terminated) at += body.write(separator, at, 'utf8');
-    }
-    at += body.write(close, at, 'utf8');
-  }
-  // The sizes were measured on these very chunks: a mismatch would be a bug here, never a
-  // record's fault, and must not send a body with stale bytes at its end.
-  if (at !== bytes) throw new Error(`batch body is ${at} bytes, expected ${bytes}`);
-  return body;
+  const write = recordWriter();
+  let scratch = new ByteBuffer(4096);
+  return (record) => {
+    scratch.length = 0;
+    write(record, scratch);
+    const size = scratch.length + 1;
+    // One huge record must not pin its bytes for the rest of the ingestion.
+    if (scratch.buf.length > 1 << 20) scratch = new ByteBuffer(4096);
+    return size;
+  };
 }

@@ -54,6 +54,7 @@ export interface ResolvedBatch<Rec> {
   maxHeldRecords: number;
   maxHeldBytes: number;
   retry: ResolvedRecordRetry | false;
+  keepRecords: boolean;
 }
 
 export interface ResolvedRecordOptions<T, Rec> {
@@ -101,6 +102,9 @@ export function checkRecordOptions<T, Rec>(
     o.batch === undefined
       ? undefined
       : resolveBatch<Rec>(`${field}.batch`, o.batch, BATCH_DEFAULTS, o.bytes);
+  if (batch !== undefined) {
+    checkKeepsRecords(field, batch as ResolvedBatch<unknown>, '`send` is given the records');
+  }
   return {
     ...common,
     send: batch === undefined ? (o.send as SendFn<T, Rec>) : undefined,
@@ -110,6 +114,7 @@ export function checkRecordOptions<T, Rec>(
 }
 
 const BATCH_KEYS = [
+  'keepRecords',
   'maxRecords',
   'maxBytes',
   'lingerMs',
@@ -173,7 +178,19 @@ export function resolveBatch<Rec>(
     maxHeldRecords,
     maxHeldBytes,
     retry: resolveRecordRetry(`${field}.retry`, b.retry),
+    keepRecords: b.keepRecords === undefined ? true : bool(`${field}.keepRecords`, b.keepRecords),
   };
+}
+
+/** `keepRecords: false` needs a body built here: a `send` or an `encode` function reads records. */
+export function checkKeepsRecords(field: string, batch: ResolvedBatch<unknown>, why: string): void {
+  if (!batch.keepRecords) {
+    throw new ConfigError(
+      `${field}.batch.keepRecords`,
+      `can be false only where shardwise encodes the batch ('ndjson' or 'json'): ${why}`,
+      false,
+    );
+  }
 }
 
 /** `batch.retry`: the shape and defaults of the balancer's `retry` (its `retryable` is ignored). */

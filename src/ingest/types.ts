@@ -111,6 +111,14 @@ export interface BatchOptions<Rec> {
   maxHeldBytes?: number;
   /** How records refused by a partial failure are retried (see {@link RecordRetryOptions}), or `false`. */
   retry?: RecordRetryOptions | false;
+  /**
+   * Keep each record until its batch settles, to report it as given (default true). `false`, where
+   * shardwise encodes the body (`http.ingest`, `s3.ingest` with `'ndjson'` or `'json'`), keeps
+   * only the bytes it was sent as: a failed record is then reported decoded from them — the same
+   * text for a string, a `Buffer` of the same bytes, `JSON.parse` of its JSON for anything else.
+   * Less memory held and less garbage-collection work at high rates.
+   */
+  keepRecords?: boolean;
 }
 
 /** What every record ingestion takes. */

@@ -13,7 +13,13 @@ import { BatchSink } from '../ingest/batch-sink.js';
 import { jsonArrayEncoder, ndjsonEncoder, type RecordEncoder } from '../ingest/encoders.js';
 import { checkIngestExtras, drive, INGEST_EXTRA_KEYS } from '../ingest/ingest.js';
 import { Ledger } from '../ingest/ledger.js';
-import { checkCommon, checkSource, resolveBatch } from '../ingest/options.js';
+import {
+  checkCommon,
+  checkKeepsRecords,
+  checkSource,
+  type ResolvedBatch,
+  resolveBatch,
+} from '../ingest/options.js';
 import type {
   BatchOptions,
   CommonRecordOptions,
@@ -159,6 +165,9 @@ function s3Plan<Rec>(field: string, options: unknown, extra: readonly string[]) 
       ? S3_DEFAULTS.partConcurrency
       : positiveInt(`${field}.partConcurrency`, o.partConcurrency);
   const batch = resolveBatch<Rec>(`${field}.batch`, o.batch ?? {}, S3_BATCH_DEFAULTS, o.bytes);
+  if (encoder === undefined) {
+    checkKeepsRecords(field, batch as ResolvedBatch<unknown>, '`encode` is given the records');
+  }
   const objectKey = o.objectKey;
   const contentType = o.contentType ?? encoder?.contentType ?? 'application/octet-stream';
   const metadata = o.metadata;
@@ -175,10 +184,7 @@ function s3Plan<Rec>(field: string, options: unknown, extra: readonly string[]) 
         name = nameOf(field, objectKey, { shardId: shard.id, seq, count: b.count });
         b.tag = name;
       }
-      const body =
-        custom === undefined
-          ? b.body(encoder as RecordEncoder<unknown>)
-          : encodeWith(field, custom, b.records);
+      const body = custom === undefined ? b.body() : encodeWith(field, custom, b.records);
       return putBatch(shard, name, body, ctx.signal, {
         contentType,
         metadata,

@@ -11,8 +11,9 @@ import { fleet, ManualClock, type Rec, run, settle } from './helpers.js';
 describe('records held by a batched ingestion', () => {
   it('stay within maxHeldRecords under a source far faster than the shards', async () => {
     const clock = new ManualClock();
-    // maxQueued × maxRecords would be 100 000 records: the held bound is what binds.
-    const balancer = fleet(clock, { maxQueued: 1_000, maxInFlightPerShard: 4 });
+    // maxQueued × maxRecords would be 100 000 records, the balancer's capacity 10 000 (2 × 50
+    // in flight, as many waiting): the held bound is what binds.
+    const balancer = fleet(clock, { maxQueued: 1_000, maxInFlightPerShard: 50 });
     let pulled = 0;
     let settled = 0;
     let peak = 0;
@@ -40,7 +41,7 @@ describe('records held by a batched ingestion', () => {
 
   it('stay within maxHeldBytes over size(record)', async () => {
     const clock = new ManualClock();
-    const balancer = fleet(clock, { maxQueued: 1_000 });
+    const balancer = fleet(clock, { maxQueued: 1_000, maxInFlightPerShard: 50 });
     let pulledBytes = 0;
     let settledBytes = 0;
     let peak = 0;
@@ -68,9 +69,42 @@ describe('records held by a batched ingestion', () => {
     expect(peak).toBeGreaterThan(15_000);
   });
 
+  it('are handed to the balancer no faster than it can start them (twice its capacity at most)', async () => {
+    const clock = new ManualClock();
+    // Capacity 2 × 3 = 6 runs: at most 12 batches waiting or running, however big maxQueued is.
+    const balancer = fleet(clock, { maxQueued: 10_000, maxInFlightPerShard: 3 });
+    let peakQueued = 0;
+    let peakBatches = 0;
+    let pending = 0;
+    const summary = await run(
+      clock,
+      balancer.ingest(
+        (function* () {
+          for (let id = 0; id < 20_000; id++) yield { id };
+        })(),
+        {
+          batch: { maxRecords: 100, lingerMs: 5 },
+          send: async () => {
+            pending++;
+            const { queued, inFlight } = balancer.stats();
+            peakQueued = Math.max(peakQueued, queued);
+            peakBatches = Math.max(peakBatches, queued + inFlight);
+            await resolveAfter(clock, 10, undefined);
+            pending--;
+          },
+        },
+      ),
+    );
+    expect(summary.written).toBe(20_000);
+    expect(peakBatches).toBeLessThanOrEqual(12);
+    expect(peakQueued).toBeGreaterThan(0); // the balancer always had the next batch at hand
+    expect(pending).toBe(0);
+  });
+
   it(`read no further than the default bound (${BATCH_DEFAULTS.maxHeldRecords.toLocaleString('en')} records) while nothing settles`, async () => {
     const clock = new ManualClock();
-    const balancer = fleet(clock, { maxQueued: 10_000 });
+    // Room for far more than 100 000 records in flight: only the held bound can stop the source.
+    const balancer = fleet(clock, { maxQueued: 10_000, maxInFlightPerShard: 100_000 });
     let pulled = 0;
     function* source(): Generator<Rec> {
       for (let id = 0; id < 300_000; id++) {

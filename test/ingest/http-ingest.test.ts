@@ -210,6 +210,57 @@ describe('http.ingest over real servers', () => {
     for (const id of failed) expect(arrived.has(id)).toBe(false);
   });
 
+  it('keepRecords: false keeps bytes only, and reports failed records decoded from them', async () => {
+    const refusedOnce = new Set<number>();
+    const received = await ingestServers(2, (_index, records) => {
+      if (records.some((r) => r.id === 150)) return { status: 400, body: 'no' };
+      const refused: number[] = [];
+      records.forEach((r, i) => {
+        if (r.id % 50 === 7 && !refusedOnce.has(r.id)) {
+          refusedOnce.add(r.id);
+          refused.push(i);
+        }
+      });
+      return { status: 200, body: JSON.stringify({ refused }) };
+    });
+    const http = createHttpBalancer({ origins: servers.map((s) => s.origin) });
+    const data = rows(500);
+    const seenInFailures: unknown[][] = [];
+    const summary = await http.ingest(data, {
+      path: '/ingest',
+      batch: { maxRecords: 100, keepRecords: false },
+      failures: (response, records) => {
+        seenInFailures.push(records);
+        return response.json<{ refused: number[] }>().refused.map((index) => ({ index }));
+      },
+    });
+    await http.close();
+    // Refused records were retried from their bytes, and written; the 400 batch failed.
+    expect(refusedOnce.size).toBeGreaterThan(0);
+    expect(summary.written).toBe(400);
+    expect(summary.failed).toBe(100);
+    expectEachOnce(received, 400);
+    // Reported as decoded from the bytes sent: equal to the records, not the same objects.
+    const failed = summary.failures.map((f) => f.record);
+    expect(failed).toEqual(data.slice(100, 200));
+    expect(failed[0]).not.toBe(data[100]);
+    // failures() was handed the batch's records, decoded.
+    expect(seenInFailures[0]![0]).toEqual(data[(seenInFailures[0]![0] as Row).id]);
+  });
+
+  it('keepRecords: false is refused where the records themselves are needed', async () => {
+    const http = createHttpBalancer({ origins: ['http://127.0.0.1:9'] });
+    await expect(
+      http.ingest([1], { path: '/x', encode: (r) => String(r), batch: { keepRecords: false } }),
+    ).rejects.toThrow(
+      /`http\.ingest\.batch\.keepRecords` can be false only where shardwise encodes/,
+    );
+    await expect(
+      http.ingest([1], { send: async () => undefined, batch: { keepRecords: false } }),
+    ).rejects.toThrow(/`ingest\.batch\.keepRecords`/);
+    await http.close();
+  });
+
   it('pre-encoded lines pass through untouched', async () => {
     const received = await ingestServers(2);
     const http = createHttpBalancer({ origins: servers.map((s) => s.origin) });
