@@ -192,9 +192,12 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends EventEmitter<Balanc
   }
 
   /**
-   * An object-mode `Writable` whose backpressure is the balancer's. Every record that fails after
-   * retries is reported (a `'failed'` event with the record and its error); the stream then
-   * errors with a `WriteFailedError`, and `stream.summary` counts what was written and failed.
+   * An object-mode `Writable` whose backpressure is the balancer's (a `RecordWriteStream`). Every
+   * record that fails after retries is reported (a `'failed'` event with the record and its
+   * error); the first failure makes the stream refuse new records and, once what it took has
+   * settled, error with a `WriteFailedError`; `stream.summary` counts what was written and
+   * failed, and `stream.settled` resolves with it when final. With `batch`, `send` delivers
+   * batches (`(shard, records, ctx)`, see `BatchOptions`).
    *
    * @example
    * await pipeline(Readable.from(records), balancer.createWriteStream({ send: (shard, record, { signal }) => post(shard.target, record, signal) }));
@@ -206,7 +209,11 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends EventEmitter<Balanc
   /**
    * Sends every record of an (async) iterable, holding at most `maxQueued` waiting records in
    * memory. Every record taken from the source is either written or reported failed, exactly
-   * once: the summary lists failures, and a rejection (source error, abort) carries it.
+   * once: the summary lists failures (and `onFailed` hears of each), and a rejection — an
+   * `IngestError` for a source error, an abort, a close — carries it, once every record taken
+   * has settled. With `batch: { maxRecords, maxBytes, lingerMs, … }`, records go in batches, one
+   * run each (keyed ones per home shard), and `send(shard, records, ctx)` may report the records
+   * a shard refused: only those are retried (see `BatchOptions`).
    *
    * @example
    * const summary = await balancer.ingest(readJsonl('data.jsonl'), { send: (shard, record) => post(shard.target, record), key: (r) => r.id });
