@@ -1,10 +1,12 @@
 /**
- * Loads a JSONL file into a fleet of HTTP ingest shards, one record per line, as fast as the
- * shards take it and without holding the file in memory: the file is read line by line, and
- * `ingest` reads the next line only when the balancer has room (`maxQueued`).
+ * Loads a JSONL file into a fleet of HTTP ingest shards, as fast as the shards take it and
+ * without holding the file in memory: the file is read line by line, and `ingest` reads the next
+ * line only when the balancer has room. One line per request by default; with `batch`, lines go
+ * in NDJSON batches, one request per batch (`http.ingest`), many times faster.
  *
  *   npx tsx examples/jsonl-to-http.ts                      # sample data, 3 local shards
  *   npx tsx examples/jsonl-to-http.ts data.jsonl http://10.0.0.1:8080 http://10.0.0.2:8080
+ *   BATCH=500 npx tsx examples/jsonl-to-http.ts            # the same, in batches of 500 lines
  *
  * `shardwise/http` keeps one keep-alive connection pool per shard; `sendTo` posts a line through
  * the pool of the shard the balancer picked. Statuses follow shardwise's rules: 4xx is the
@@ -20,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
-import { type IngestSummary, peakEwma } from 'shardwise';
+import { type IngestProgress, type IngestSummary, peakEwma } from 'shardwise';
 import { createHttpBalancer } from 'shardwise/http';
 
 /** One line of the file. */
@@ -46,6 +48,8 @@ export interface JsonlToHttpOptions {
   progressIntervalMs?: number;
   /** Connections per shard (default 8). */
   connectionsPerShard?: number;
+  /** Lines per request: send NDJSON batches of up to this many lines (default: one line each). */
+  batch?: number;
 }
 
 /** Reads `file` line by line (never whole), skipping blank lines. */
@@ -91,37 +95,49 @@ export async function main(options: JsonlToHttpOptions): Promise<IngestSummary<L
   const fileBytes = (await stat(options.file)).size;
   let bytesRead = 0;
   const bar = out.isTTY === true;
+  const onProgress = (p: IngestProgress) => {
+    const rate = p.elapsedMs > 0 ? Math.round((p.written * 1000) / p.elapsedMs) : 0;
+    if (bar) {
+      const done = fileBytes === 0 ? 1 : Math.min(1, bytesRead / fileBytes);
+      const width = 30;
+      const filled = Math.round(done * width);
+      out.write(
+        `\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${(done * 100).toFixed(0).padStart(3)}%  ` +
+          `${p.written} written  ${p.failed} failed  ${rate} rec/s  in flight ${p.inFlight}  `,
+      );
+    } else {
+      out.write(
+        `progress: written=${p.written} failed=${p.failed} retries=${p.retries} rate=${rate}/s queued=${p.queued} inFlight=${p.inFlight}\n`,
+      );
+    }
+  };
+  const lines = readJsonl(options.file, (n) => {
+    bytesRead += n;
+  });
+  const progressIntervalMs = options.progressIntervalMs ?? 250;
   try {
-    const summary = await balancer.ingest(
-      readJsonl(options.file, (n) => {
-        bytesRead += n;
-      }),
-      {
-        send: (shard, record, ctx) =>
-          balancer.sendTo(shard, { method: 'POST', path, headers, body: record.text }, ctx),
-        key: (record) => record.id,
-        bytes: (record) => Buffer.byteLength(record.text),
-        // Records carry their id: a second delivery is harmless, so failed attempts retry.
-        idempotent: true,
-        progressIntervalMs: options.progressIntervalMs ?? 250,
-        onProgress(p) {
-          const rate = p.elapsedMs > 0 ? Math.round((p.written * 1000) / p.elapsedMs) : 0;
-          if (bar) {
-            const done = fileBytes === 0 ? 1 : Math.min(1, bytesRead / fileBytes);
-            const width = 30;
-            const filled = Math.round(done * width);
-            out.write(
-              `\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${(done * 100).toFixed(0).padStart(3)}%  ` +
-                `${p.written} written  ${p.failed} failed  ${rate} rec/s  in flight ${p.inFlight}  `,
-            );
-          } else {
-            out.write(
-              `progress: written=${p.written} failed=${p.failed} retries=${p.retries} rate=${rate}/s queued=${p.queued} inFlight=${p.inFlight}\n`,
-            );
-          }
-        },
-      },
-    );
+    const summary =
+      options.batch === undefined
+        ? await balancer.ingest(lines, {
+            send: (shard, record, ctx) =>
+              balancer.sendTo(shard, { method: 'POST', path, headers, body: record.text }, ctx),
+            key: (record) => record.id,
+            bytes: (record) => Buffer.byteLength(record.text),
+            // Records carry their id: a second delivery is harmless, so failed attempts retry.
+            idempotent: true,
+            progressIntervalMs,
+            onProgress,
+          })
+        : // Batches of lines, one NDJSON request each: the lines are the records' encoding
+          // already, so they are joined as they are (and measured by their own length).
+          await balancer.ingest(lines, {
+            path,
+            encode: (records) => `${records.map((r) => r.text).join('\n')}\n`,
+            key: (record) => record.id,
+            batch: { maxRecords: options.batch, size: (r) => Buffer.byteLength(r.text) + 1 },
+            progressIntervalMs,
+            onProgress,
+          });
     if (bar) out.write('\n');
     out.write(`${formatSummary(summary)}\n`);
     return summary;
@@ -130,8 +146,13 @@ export async function main(options: JsonlToHttpOptions): Promise<IngestSummary<L
   }
 }
 
-/** The summary as a few lines of text. */
-export function formatSummary(summary: IngestSummary<LineRecord>): string {
+/** The summary as a few lines of text (the figures every summary has, batched or not). */
+export function formatSummary(
+  summary: Pick<
+    IngestSummary<LineRecord>,
+    'written' | 'failed' | 'errors' | 'bytes' | 'retries' | 'durationMs' | 'perShard'
+  >,
+): string {
   const lines = [
     `written: ${summary.written}`,
     `failed: ${summary.failed}`,
@@ -158,7 +179,10 @@ export async function startLocalShards(count: number) {
         const chunks: Buffer[] = [];
         req.on('data', (chunk: Buffer) => chunks.push(chunk));
         req.on('end', () => {
-          lines.push(Buffer.concat(chunks).toString('utf8'));
+          // A body is one line, or NDJSON: several lines (batches).
+          for (const line of Buffer.concat(chunks).toString('utf8').split('\n')) {
+            if (line !== '') lines.push(line);
+          }
           res.statusCode = 204;
           res.end();
         });
@@ -195,8 +219,9 @@ export async function writeSample(file: string, count: number): Promise<void> {
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const [file, ...origins] = process.argv.slice(2);
+  const batch = process.env.BATCH === undefined ? undefined : Number(process.env.BATCH);
   if (file !== undefined && origins.length > 0) {
-    const summary = await main({ file, origins });
+    const summary = await main({ file, origins, batch });
     process.exitCode = summary.failed === 0 ? 0 : 1;
   } else {
     // Out of the box: a sample file and three local shards.
@@ -206,7 +231,7 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
     const shards = await startLocalShards(3);
     console.log(`sample: ${sample}\nshards: ${shards.origins.join(' ')}`);
     try {
-      await main({ file: sample, origins: shards.origins });
+      await main({ file: sample, origins: shards.origins, batch });
     } finally {
       await shards.close();
       await rm(dir, { recursive: true, force: true });

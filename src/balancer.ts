@@ -7,6 +7,13 @@ import { Feedback } from './feedback.js';
 import { RetryBudget } from './health/budget.js';
 import { OutlierDetector } from './health/outlier.js';
 import { defaultRetryable } from './health/retry.js';
+import {
+  createWriteStream,
+  type IngestOptions,
+  type IngestSummary,
+  ingest,
+  type RecordOptions,
+} from './ingest/index.js';
 import { checkLoadReport, type LoadReportFigures } from './load/load-report.js';
 import { TickClock } from './load/tick.js';
 import { Membership, type MembershipHooks } from './membership.js';
@@ -25,13 +32,6 @@ import { type WrapOptions, wrapper } from './run-options.js';
 import { entropyRandom, systemClock } from './runtime.js';
 import { Shard } from './shard.js';
 import { type BalancerStats, Figures } from './stats.js';
-import {
-  createWriteStream,
-  type IngestOptions,
-  type IngestSummary,
-  ingest,
-  type RecordOptions,
-} from './stream.js';
 import type {
   Clock,
   EwmaOptions,
@@ -73,7 +73,6 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends EventEmitter<Balanc
   readonly clock: Clock;
   readonly random: RandomSource;
   readonly picker: Picker;
-  readonly #options: ResolvedOptions;
   readonly #outliers: OutlierDetector<Shard<T>> | undefined;
   readonly #membership: Membership<T, S>;
   readonly #candidates: CandidateSet<T>;
@@ -84,7 +83,6 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends EventEmitter<Balanc
   constructor(options: BalancerOptions<T>, extension: BalancerExtension<T, S> = {}) {
     super();
     const o = resolveOptions(options as BalancerOptions<unknown>, extension.knownOptions);
-    this.#options = o;
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? entropyRandom();
     this.picker = options.picker ?? peakEwma();
@@ -191,9 +189,12 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends EventEmitter<Balanc
   }
 
   /**
-   * An object-mode `Writable` whose backpressure is the balancer's. Every record that fails after
-   * retries is reported (a `'failed'` event with the record and its error); the stream then
-   * errors with a `WriteFailedError`, and `stream.summary` counts what was written and failed.
+   * An object-mode `Writable` whose backpressure is the balancer's (a `RecordWriteStream`). Every
+   * record that fails after retries is reported (a `'failed'` event with the record and its
+   * error); the first failure makes the stream refuse new records and, once what it took has
+   * settled, error with a `WriteFailedError`; `stream.summary` counts what was written and
+   * failed, and `stream.settled` resolves with it when final. With `batch`, `send` delivers
+   * batches (`(shard, records, ctx)`, see `BatchOptions`).
    *
    * @example
    * await pipeline(Readable.from(records), balancer.createWriteStream({ send: (shard, record, { signal }) => post(shard.target, record, signal) }));
@@ -205,7 +206,11 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends EventEmitter<Balanc
   /**
    * Sends every record of an (async) iterable, holding at most `maxQueued` waiting records in
    * memory. Every record taken from the source is either written or reported failed, exactly
-   * once: the summary lists failures, and a rejection (source error, abort) carries it.
+   * once: the summary lists failures (and `onFailed` hears of each), and a rejection — an
+   * `IngestError` for a source error, an abort, a close — carries it, once every record taken
+   * has settled. With `batch: { maxRecords, maxBytes, lingerMs, … }`, records go in batches, one
+   * run each (keyed ones per home shard), and `send(shard, records, ctx)` may report the records
+   * a shard refused: only those are retried (see `BatchOptions`).
    *
    * @example
    * const summary = await balancer.ingest(readJsonl('data.jsonl'), { send: (shard, record) => post(shard.target, record), key: (r) => r.id });

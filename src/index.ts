@@ -36,6 +36,29 @@ export * from './hash/index.js';
 export type { RetryBudgetOptions } from './health/budget.js';
 export type { HealthOptions } from './health/options.js';
 export { defaultRetryable, provesNotSent, type RetryOptions } from './health/retry.js';
+export {
+  BATCH_DEFAULTS,
+  type BatchOptions,
+  type BatchRecordOptions,
+  type BatchResult,
+  type BatchSendFn,
+  type BatchSendResult,
+  type CommonRecordOptions,
+  IngestError,
+  type IngestExtras,
+  type IngestFailure,
+  type IngestOptions,
+  type IngestProgress,
+  type IngestStop,
+  type IngestSummary,
+  type RecordFailure,
+  type RecordOptions,
+  type RecordRetryOptions,
+  type RecordWriteStream,
+  type SendFn,
+  type SingleRecordOptions,
+  WriteFailedError,
+} from './ingest/index.js';
 export * from './limits/index.js';
 export { PeakEwma } from './load/ewma.js';
 export type { MembershipHooks } from './membership.js';
@@ -44,13 +67,5 @@ export * from './pickers/hashing/index.js';
 export * from './pickers/index.js';
 export type { Requirement } from './routing/requirement.js';
 export { systemClock } from './runtime.js';
-export {
-  type IngestOptions,
-  type IngestProgress,
-  type IngestSummary,
-  type RecordOptions,
-  type SendFn,
-  WriteFailedError,
-} from './stream.js';
 export type * from './types.js';
 export { MAX_DURATION_MS } from './validate.js';

@@ -9,7 +9,7 @@ import type { EventEmitter } from 'eventemitter3';
 import type { BalancerEvents } from './events.js';
 import { RunQueue } from './queue.js';
 import { HomeLines, type HomeLinesHost } from './routing/home-lines.js';
-import type { HomeWait, Run } from './run.js';
+import type { Run } from './run.js';
 import type { Shard } from './shard.js';
 
 const RESOLVED = Promise.resolve();

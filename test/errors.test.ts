@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   BalancerClosedError,
   ConfigError,
+  IngestError,
   isShardwiseError,
   MissingKeyError,
   NoShardAvailableError,
@@ -10,9 +11,23 @@ import {
   QueueFullError,
   RetriesExhaustedError,
   ShardRemovedError,
+  ShardUnavailableError,
   type ShardwiseErrorCode,
   TimeoutError,
+  WriteFailedError,
 } from '../src/index.js';
+
+const EMPTY_SUMMARY = {
+  written: 0,
+  failed: 0,
+  failures: [],
+  errors: [],
+  bytes: 0,
+  retries: 0,
+  durationMs: 0,
+  perShard: {},
+  batches: 0,
+};
 
 type AnyClass = abstract new (...args: never[]) => Error;
 
@@ -61,6 +76,27 @@ const CASES: [string, ShardwiseErrorCode, AnyClass, () => Error, AnyClass][] = [
     'SHARDWISE_SHARD_REMOVED',
     ShardRemovedError,
     () => new ShardRemovedError('a'),
+    Error,
+  ],
+  [
+    'ShardUnavailableError',
+    'SHARDWISE_SHARD_UNAVAILABLE',
+    ShardUnavailableError,
+    () => new ShardUnavailableError('a', 100, 'ejected'),
+    Error,
+  ],
+  [
+    'WriteFailedError',
+    'SHARDWISE_WRITE_FAILED',
+    WriteFailedError,
+    () => new WriteFailedError({ id: 1 }, new Error('refused')),
+    Error,
+  ],
+  [
+    'IngestError',
+    'SHARDWISE_INGEST_STOPPED',
+    IngestError,
+    () => new IngestError('aborted', new Error('stop'), EMPTY_SUMMARY),
     Error,
   ],
 ];

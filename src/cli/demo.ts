@@ -4,25 +4,31 @@
  * pickers in turn, live progress, and a comparison table ending in the records lost (0).
  */
 import { parseFlags, UsageError } from './args.js';
+import { batchLine, batchPass } from './demo-batch.js';
 import { recordPass } from './demo-pass.js';
 import { type Row, rowsTable, winnerLine } from './demo-report.js';
 import { DemoShards } from './demo-shards.js';
 import { pickerFactory, pickerList } from './pickers.js';
 
 export const DEMO_HELP = `Usage: shardwise demo [--records N] [--shards N] [--picker NAME[,NAME…]] [--concurrency N]
+                     [--batch-records N] [--batch-size N]
 
 Starts N local HTTP ingest shards on 127.0.0.1 in a child process and pushes a generated
-dataset through shardwise's HTTP balancer with each picker in turn. Midway one shard turns slow
-(+20 ms a request); for a while another answers 503. Progress: in a terminal one line redrawn in
-place; in a log, a full line every 3 s. Ends with a table (throughput, p50/p99 latency, the share
-of records the slow shard got while it was slow, retries, failures, records lost: always 0) and
-the picker that won at p99.
+dataset through shardwise's HTTP balancer with each picker in turn, one record per request.
+Midway one shard turns slow (+20 ms a request); for a while another answers 503. Progress: in a
+terminal one line redrawn in place; in a log, a full line every 3 s. Ends with a table
+(throughput, p50/p99 latency, the share of records the slow shard got while it was slow,
+retries, failures, records lost: always 0) and the picker that won at p99. Then the batched
+pass: ten times the records, sent in batches (http.ingest, NDJSON) with the last picker, under
+the same misbehaviour, beside the one-record-per-run rate.
 
-  --records N       records per picker (default 100000)
-  --shards N        shards (default 8, at least 3)
-  --picker LIST     pickers, comma separated (default round-robin,p2c,peak-ewma)
-  --concurrency N   requests in flight at most (default 64)
-  --help            this text
+  --records N         records per picker (default 100000)
+  --shards N          shards (default 8, at least 3)
+  --picker LIST       pickers, comma separated (default round-robin,p2c,peak-ewma)
+  --concurrency N     requests in flight at most (default 64)
+  --batch-records N   records of the batched pass (default 10 × --records; 0 skips it)
+  --batch-size N      records per batch (default 500)
+  --help              this text
 
 Pickers:
 ${pickerList('  ')}`;
@@ -36,6 +42,8 @@ export async function demo(
     shards: { type: 'int', min: 3 },
     picker: { type: 'list' },
     concurrency: { type: 'int', min: 1 },
+    'batch-records': { type: 'int', min: 0 },
+    'batch-size': { type: 'int', min: 1 },
     help: { type: 'bool' },
   });
   if (flags.help === true) {
@@ -45,6 +53,8 @@ export async function demo(
   const records = (flags.records as number | undefined) ?? 100_000;
   const shardCount = (flags.shards as number | undefined) ?? 8;
   const concurrency = (flags.concurrency as number | undefined) ?? 64;
+  const batchRecords = (flags['batch-records'] as number | undefined) ?? 10 * records;
+  const batchSize = (flags['batch-size'] as number | undefined) ?? 500;
   const names = (flags.picker as string[] | undefined) ?? ['round-robin', 'p2c', 'peak-ewma'];
   if (names.length === 0) throw new UsageError('--picker needs at least one name');
   const factories = names.map((name) => [name, pickerFactory(name)] as const);
@@ -59,16 +69,27 @@ export async function demo(
   const { shards, ports } = await DemoShards.start(shardCount);
   const setting = { ports, shards, records, concurrency, slowIndex, failIndex, tty, out };
   const rows: Row[] = [];
+  let batched: string | undefined;
+  let batchLost = 0;
   try {
     for (const [name, factory] of factories) {
       await shards.ask({ cmd: 'reset' });
       rows.push(await recordPass(name, factory, setting));
     }
+    if (batchRecords > 0) {
+      const [name, factory] = factories[factories.length - 1]!;
+      await shards.ask({ cmd: 'reset' });
+      out.write('\n');
+      const row = await batchPass(name, factory, { ...setting, records: batchRecords, batchSize });
+      batchLost = row.lost;
+      batched = batchLine(row, rows.find((r) => r.picker === name)?.rate);
+    }
   } finally {
     await shards.stop();
   }
   out.write(`\n${rowsTable(rows)}\n`);
-  const lost = rows.reduce((sum, r) => sum + r.lost, 0);
+  if (batched !== undefined) out.write(`${batched}\n`);
+  const lost = rows.reduce((sum, r) => sum + r.lost, 0) + batchLost;
   out.write(`lost: ${lost}\n`);
   out.write(`${winnerLine(rows)}\n`);
   out.write(

@@ -1,6 +1,6 @@
 /**
  * The demo's ingest shards: N `node:http` servers on 127.0.0.1 (port 0) in a child process, so
- * the producer keeps its own core. The parent steers them over IPC: make one slow, make one fail,
+ * the producer keeps its own core. A request body is one JSON record or NDJSON (one per line). The parent steers them over IPC: make one slow, make one fail,
  * collect the record ids every shard received (to prove nothing was lost).
  */
 import http from 'node:http';
@@ -40,14 +40,21 @@ export async function serveShards(count: number): Promise<{
           return;
         }
         const answer = () => {
+          // One JSON record, or NDJSON: one record per line (the batched pass).
+          let records: { id: number }[];
           try {
-            const record = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: number };
-            ids.add(record.id);
-            state.received++;
-            res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+            records = Buffer.concat(chunks)
+              .toString('utf8')
+              .split('\n')
+              .filter((line) => line !== '')
+              .map((line) => JSON.parse(line) as { id: number });
           } catch {
             res.writeHead(400).end('bad json');
+            return;
           }
+          for (const record of records) ids.add(record.id);
+          state.received += records.length;
+          res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
         };
         if (state.delayMs > 0) setTimeout(answer, state.delayMs);
         else answer();

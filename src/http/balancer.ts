@@ -1,5 +1,11 @@
 import { Balancer, type RunContext, type RunOptions } from '../balancer.js';
 import { ConfigError } from '../errors.js';
+import type {
+  IngestOptions,
+  IngestSummary,
+  RecordOptions,
+  RecordWriteStream,
+} from '../ingest/types.js';
 import type { MembershipHooks } from '../membership.js';
 import { systemClock, wallClock } from '../runtime.js';
 import type { AttemptBody } from '../transport/body.js';
@@ -8,6 +14,13 @@ import type { ShardSpec, ShardState } from '../types.js';
 import { bool } from '../validate.js';
 import type { WarmResult } from './connector.js';
 import { checkRequestShape, type Exchange, exchangeOf, IDEMPOTENT_METHODS } from './exchange.js';
+import {
+  type HttpIngestOptions,
+  type HttpRecordOptions,
+  httpIngest,
+  httpWriteStream,
+  isHttpRecordOptions,
+} from './ingest.js';
 import {
   HTTP_DEFAULTS,
   HTTP_OPTION_KEYS,
@@ -164,6 +177,51 @@ export class HttpBalancer extends Balancer<HttpTarget, HttpShardSpec | ShardSpec
       return Promise.reject(error);
     }
     return this.#attempt(shard, ctx ?? NO_CONTEXT, exchange);
+  }
+
+  /**
+   * Sends every record of `source` in batches, one HTTP request per batch (`{ path, encode,
+   * batch, failures }`: NDJSON by default), or — given a `send` — as the core `ingest` does.
+   * Resolves with the account of every record; see `HttpIngestOptions`.
+   *
+   * @example
+   * const summary = await http.ingest(rows, { path: '/ingest', batch: { maxRecords: 500 } });
+   * console.log(summary.written, summary.failed, summary.batches);
+   */
+  override ingest<Rec>(
+    source: Iterable<Rec> | AsyncIterable<Rec>,
+    options: HttpIngestOptions<Rec>,
+  ): Promise<IngestSummary<Rec>>;
+  override ingest<Rec>(
+    source: Iterable<Rec> | AsyncIterable<Rec>,
+    options: IngestOptions<HttpTarget, Rec>,
+  ): Promise<IngestSummary<Rec>>;
+  override ingest<Rec>(
+    source: Iterable<Rec> | AsyncIterable<Rec>,
+    options: HttpIngestOptions<Rec> | IngestOptions<HttpTarget, Rec>,
+  ): Promise<IngestSummary<Rec>> {
+    return isHttpRecordOptions(options)
+      ? httpIngest(this, source, options as HttpIngestOptions<Rec>)
+      : super.ingest(source, options as IngestOptions<HttpTarget, Rec>);
+  }
+
+  /**
+   * A write stream of records sent in batches, one HTTP request per batch (`{ path, encode,
+   * batch, failures }`), or — given a `send` — the core write stream.
+   *
+   * @example
+   * await pipeline(Readable.from(rows), http.createWriteStream({ path: '/ingest' }));
+   */
+  override createWriteStream<Rec>(options: HttpRecordOptions<Rec>): RecordWriteStream<Rec>;
+  override createWriteStream<Rec>(options: RecordOptions<HttpTarget, Rec>): RecordWriteStream<Rec>;
+  override createWriteStream<Rec>(
+    options: HttpRecordOptions<Rec> | RecordOptions<HttpTarget, Rec>,
+  ): RecordWriteStream<Rec> {
+    return isHttpRecordOptions(options)
+      ? httpWriteStream(this, options as HttpRecordOptions<Rec>)
+      : (super.createWriteStream(
+          options as RecordOptions<HttpTarget, Rec>,
+        ) as RecordWriteStream<Rec>);
   }
 
   /**

@@ -2,6 +2,12 @@ import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { Balancer, type RunContext, type RunOptions } from '../balancer.js';
 import { ConfigError } from '../errors.js';
 import { provesNotSent } from '../health/retry.js';
+import type {
+  IngestOptions,
+  IngestSummary,
+  RecordOptions,
+  RecordWriteStream,
+} from '../ingest/types.js';
 import { wallClock } from '../runtime.js';
 import type { ShardSpec, ShardState } from '../types.js';
 import { checkKnownKeys, checkObject, nonNegativeInt, positiveInt } from '../validate.js';
@@ -17,6 +23,13 @@ import {
 import { classifyS3Error, type S3CallInfo } from './classify.js';
 import { createS3Client } from './client.js';
 import { S3Error } from './errors.js';
+import {
+  isS3RecordOptions,
+  type S3IngestOptions,
+  type S3RecordOptions,
+  s3Ingest,
+  s3WriteStream,
+} from './ingest.js';
 import { multipartUpload } from './multipart.js';
 import {
   checkPartSize,
@@ -188,6 +201,50 @@ export class S3Balancer extends Balancer<S3Target, S3TargetSpec | ShardSpec<S3Ta
       return Promise.reject(error);
     }
     return this.run((shard, ctx) => this.#upload(shard, ctx, job), runOptions);
+  }
+
+  /**
+   * Writes every record of `source` as objects, one per batch (`{ objectKey, encode, batch }`:
+   * NDJSON by default, multipart above `partSizeBytes`), or — given a `send` — as the core
+   * `ingest` does. See `S3IngestOptions`.
+   *
+   * @example
+   * await s3.ingest(rows, { objectKey: ({ shardId, seq }) => `train/2024-06-01/${shardId}-${seq}.jsonl` });
+   */
+  override ingest<Rec>(
+    source: Iterable<Rec> | AsyncIterable<Rec>,
+    options: S3IngestOptions<Rec>,
+  ): Promise<IngestSummary<Rec>>;
+  override ingest<Rec>(
+    source: Iterable<Rec> | AsyncIterable<Rec>,
+    options: IngestOptions<S3Target, Rec>,
+  ): Promise<IngestSummary<Rec>>;
+  override ingest<Rec>(
+    source: Iterable<Rec> | AsyncIterable<Rec>,
+    options: S3IngestOptions<Rec> | IngestOptions<S3Target, Rec>,
+  ): Promise<IngestSummary<Rec>> {
+    return isS3RecordOptions(options)
+      ? s3Ingest(this, source, options as S3IngestOptions<Rec>)
+      : super.ingest(source, options as IngestOptions<S3Target, Rec>);
+  }
+
+  /**
+   * A write stream of records written as objects, one per batch (`{ objectKey, encode, batch }`),
+   * or — given a `send` — the core write stream.
+   *
+   * @example
+   * await pipeline(Readable.from(rows), s3.createWriteStream({ objectKey: ({ shardId, seq }) => `rows/${shardId}-${seq}.jsonl` }));
+   */
+  override createWriteStream<Rec>(options: S3RecordOptions<Rec>): RecordWriteStream<Rec>;
+  override createWriteStream<Rec>(options: RecordOptions<S3Target, Rec>): RecordWriteStream<Rec>;
+  override createWriteStream<Rec>(
+    options: S3RecordOptions<Rec> | RecordOptions<S3Target, Rec>,
+  ): RecordWriteStream<Rec> {
+    return isS3RecordOptions(options)
+      ? s3WriteStream(this, options as S3RecordOptions<Rec>)
+      : (super.createWriteStream(
+          options as RecordOptions<S3Target, Rec>,
+        ) as RecordWriteStream<Rec>);
   }
 
   // ——— internals ———

@@ -6,7 +6,7 @@
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { describe, expect, it } from 'vitest';
-import { Balancer, WriteFailedError } from '../../src/index.js';
+import { Balancer, type RecordWriteStream, WriteFailedError } from '../../src/index.js';
 import { ManualClock, seededRandom } from '../../src/testing/index.js';
 import { failAfter, flush, resolveAfter, tick, track } from '../helpers.js';
 
@@ -143,12 +143,17 @@ describe('createWriteStream', () => {
     });
     const done = track(pipeline(Readable.from([{ id: 1 }, { id: 2 }]), stream));
     await tick(clock, 5_000);
+    expect(calls).toBe(3); // records are idempotent by default: retried on the other shard
+    // The error waits for record 2, still in flight, so the account is whole when it comes.
+    expect(done.settled).toBe(false);
+    await tick(clock, 5_001);
     expect(done.ok).toBe(false);
     const error = done.error as WriteFailedError;
     expect(error).toBeInstanceOf(WriteFailedError);
     expect(error.code).toBe('SHARDWISE_WRITE_FAILED');
     expect((error.cause as Error).name).toBe('RetriesExhaustedError');
-    expect(calls).toBe(3); // records are idempotent by default: retried on the other shard
+    // `Balancer.createWriteStream` is typed `Writable`; the stream is a `RecordWriteStream`.
+    expect((stream as RecordWriteStream<Rec>).summary).toMatchObject({ written: 1, failed: 1 });
   });
 
   it('passes key and bytes to the balancer for each record', async () => {

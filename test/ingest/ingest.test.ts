@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import {
   Balancer,
   ConfigError,
+  IngestError,
   type IngestProgress,
   type IngestSummary,
   RetriesExhaustedError,
@@ -185,34 +186,55 @@ describe('ingest', () => {
         yield { id };
       }
     }
-    const summary = await settle(
+    const error = await settle(
       clock,
       balancer.ingest(source(), {
         send: () => resolveAfter(clock, 3, undefined),
         signal: controller.signal,
       }),
+    ).then(
+      () => undefined,
+      (e: unknown) => e,
     );
     expect(pulled).toBe(51);
+    expect(error).toBeInstanceOf(IngestError);
+    const { summary, kind, cause } = error as IngestError<Rec>;
+    expect(kind).toBe('aborted');
+    expect(cause).toBe(controller.signal.reason);
+    // The 51st record was taken when the abort was seen: reported failed, not dropped.
     expect(summary.written).toBe(50);
-    expect(summary.failed).toBe(0);
+    expect(summary.failed).toBe(1);
+    expect(summary.failures[0]!.record.id).toBe(50);
+    expect(summary.failures[0]!.error).toBe(controller.signal.reason);
   });
 
   it('takes an async iterable, holding at most maxQueued records waiting', async () => {
     const clock = new ManualClock();
     const balancer = fleet(clock);
     let peakQueued = 0;
+    let saturated = 0;
+    balancer.on('saturated', () => saturated++);
+    const sample = () => {
+      peakQueued = Math.max(peakQueued, balancer.stats().queued);
+    };
     async function* source(): AsyncGenerator<Rec> {
       for (let id = 0; id < 300; id++) {
-        peakQueued = Math.max(peakQueued, balancer.stats().queued);
+        sample();
         yield { id };
       }
     }
     const summary = await settle(
       clock,
-      balancer.ingest(source(), { send: () => resolveAfter(clock, 4, undefined) }),
+      balancer.ingest(source(), {
+        send: () => {
+          sample();
+          return resolveAfter(clock, 4, undefined);
+        },
+      }),
     );
     expect(summary.written).toBe(300);
-    expect(peakQueued).toBe(10); // the queue filled, and never past maxQueued
+    expect(saturated).toBeGreaterThan(0); // the queue filled …
+    expect(peakQueued).toBeLessThanOrEqual(10); // … and never past maxQueued
   });
 });
 

@@ -1,0 +1,213 @@
+/**
+ * `http.ingest(source, { path, encode, batch, … })` and `http.createWriteStream(…)`: records in
+ * batches, one HTTP request per batch on the shard the balancer picks — an NDJSON body by default
+ * (`content-type: application/x-ndjson`), a JSON array with `encode: 'json'`, or whatever an
+ * `encode` function returns. A `failures(response, records)` reader turns a bulk API's per-record
+ * report (Elasticsearch `_bulk`, Kinesis `PutRecords`) into records retried one by one.
+ */
+import { ConfigError, messageOf } from '../errors.js';
+import type { BatchSender } from '../ingest/batch-runner.js';
+import { BatchSink } from '../ingest/batch-sink.js';
+import { jsonArrayEncoder, ndjsonEncoder, type RecordEncoder } from '../ingest/encoders.js';
+import { checkIngestExtras, drive, INGEST_EXTRA_KEYS } from '../ingest/ingest.js';
+import { Ledger } from '../ingest/ledger.js';
+import {
+  BATCH_DEFAULTS,
+  checkCommon,
+  checkKeepsRecords,
+  checkSource,
+  type ResolvedBatch,
+  resolveBatch,
+} from '../ingest/options.js';
+import type {
+  BatchOptions,
+  CommonRecordOptions,
+  IngestExtras,
+  IngestSummary,
+  RecordFailure,
+  RecordWriteStream,
+  RunnerLike,
+} from '../ingest/types.js';
+import { LedgerWriteStream } from '../ingest/write-stream.js';
+import type { RunContext } from '../run.js';
+import type { ShardState } from '../types.js';
+import { checkKnownKeys, checkObject, fn } from '../validate.js';
+import type { HttpRequest, HttpResponse, HttpTarget } from './types.js';
+
+/** How a batch becomes a request body. */
+export type HttpEncode<Rec> = 'ndjson' | 'json' | ((records: Rec[]) => string | Uint8Array);
+
+/** Options of `http.createWriteStream` with a `path` (batched HTTP requests). */
+export interface HttpRecordOptions<Rec> extends CommonRecordOptions<Rec> {
+  /** Request path on every shard, starting with `/` (query included). */
+  path: string;
+  /** Request method (default `'POST'`). */
+  method?: string;
+  /** Extra request headers (a `content-type` given here wins over the encoding's). */
+  headers?: Record<string, string>;
+  /**
+   * The body format: `'ndjson'` (default: each record then `\n`), `'json'` (an array), or a
+   * function of the batch's records (then `batch.size` measures records, by default as NDJSON).
+   * Strings and `Uint8Array`s are taken as already encoded and pass through untouched.
+   */
+  encode?: HttpEncode<Rec>;
+  /** Batching (defaults: 500 records, 1 MiB, 50 ms of linger — see `BatchOptions`). */
+  batch?: BatchOptions<Rec>;
+  /**
+   * Reads which records a successful response says were not written: `[{ index, error?,
+   * retryable? }]`, indexes into `records` (the batch as sent). Those are retried one by one.
+   */
+  failures?: (response: HttpResponse, records: Rec[]) => readonly RecordFailure[] | undefined;
+}
+
+/** Options of `http.ingest` with a `path`. */
+export interface HttpIngestOptions<Rec> extends HttpRecordOptions<Rec>, IngestExtras {}
+
+/** What these functions need of an `HttpBalancer` (kept narrow: no import of the class). */
+export interface HttpIngestHost extends RunnerLike<HttpTarget> {
+  sendTo(
+    shard: ShardState<HttpTarget>,
+    request: Pick<HttpRequest, 'method' | 'path' | 'headers' | 'body'>,
+    ctx?: RunContext,
+  ): Promise<HttpResponse>;
+}
+
+const HTTP_KEYS = [
+  'path',
+  'method',
+  'headers',
+  'encode',
+  'batch',
+  'failures',
+  'key',
+  'bytes',
+  'idempotent',
+  'onFailed',
+];
+
+/** True when `options` are the batched HTTP ones (a `path`, no `send`). */
+export function isHttpRecordOptions(options: unknown): boolean {
+  return (
+    typeof options === 'object' &&
+    options !== null &&
+    (options as { send?: unknown }).send === undefined
+  );
+}
+
+/**
+ * Sends every record of `source` in batches, one request each (see {@link HttpIngestOptions}).
+ *
+ * @example
+ * const summary = await http.ingest(rows, { path: '/ingest', key: (row) => row.tenant, batch: { maxRecords: 500 } });
+ */
+export function httpIngest<Rec>(
+  http: HttpIngestHost,
+  source: Iterable<Rec> | AsyncIterable<Rec>,
+  options: HttpIngestOptions<Rec>,
+): Promise<IngestSummary<Rec>> {
+  try {
+    checkSource(source);
+    const extras = checkIngestExtras('http.ingest', options ?? {});
+    const plan = httpPlan<Rec>('http.ingest', options, INGEST_EXTRA_KEYS);
+    const ledger = new Ledger<Rec>(http, { ...extras, onFailed: plan.onFailed });
+    return drive(http, source, plan.sink(http, ledger), ledger, extras.signal);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/** A write stream of batched HTTP requests (see {@link HttpRecordOptions}). */
+export function httpWriteStream<Rec>(
+  http: HttpIngestHost,
+  options: HttpRecordOptions<Rec>,
+): RecordWriteStream<Rec> {
+  const plan = httpPlan<Rec>('http.createWriteStream', options, []);
+  return new LedgerWriteStream<HttpTarget, Rec>(http, plan.onFailed, (ledger) =>
+    plan.sink(http, ledger),
+  );
+}
+
+/** The checked options, and how to build the sink from them. */
+function httpPlan<Rec>(field: string, options: unknown, extra: readonly string[]) {
+  checkObject(field, options);
+  checkKnownKeys(field, options, [...HTTP_KEYS, ...extra]);
+  const o = options as HttpRecordOptions<Rec>;
+  const common = checkCommon(field, o);
+  if (typeof o.path !== 'string' || !o.path.startsWith('/')) {
+    throw new ConfigError(`${field}.path`, 'must be a string starting with "/"', o.path);
+  }
+  const method = o.method ?? 'POST';
+  if (typeof method !== 'string')
+    throw new ConfigError(`${field}.method`, 'must be a string', method);
+  const encode = o.encode ?? 'ndjson';
+  let encoder: RecordEncoder<Rec> | undefined;
+  if (encode === 'ndjson') encoder = ndjsonEncoder<Rec>();
+  else if (encode === 'json') encoder = jsonArrayEncoder<Rec>();
+  else if (typeof encode !== 'function') {
+    throw new ConfigError(`${field}.encode`, "must be 'ndjson', 'json' or a function", encode);
+  }
+  if (o.headers !== undefined) checkObject(`${field}.headers`, o.headers);
+  if (o.failures !== undefined) fn(`${field}.failures`, o.failures);
+  const headers: Record<string, string> = {};
+  if (encoder !== undefined) headers['content-type'] = encoder.contentType;
+  for (const [name, value] of Object.entries(o.headers ?? {})) {
+    const lower = name.toLowerCase();
+    if (lower === 'content-type') delete headers['content-type'];
+    headers[name] = value;
+  }
+  const batch = resolveBatch<Rec>(`${field}.batch`, o.batch ?? {}, BATCH_DEFAULTS, o.bytes);
+  if (encoder === undefined) {
+    checkKeepsRecords(field, batch as ResolvedBatch<unknown>, '`encode` is given the records');
+  }
+  const path = o.path;
+  const failures = o.failures;
+  const custom = typeof encode === 'function' ? encode : undefined;
+  const sendWith =
+    (http: HttpIngestHost): BatchSender<HttpTarget, Rec> =>
+    async (shard, b, ctx) => {
+      const body = custom === undefined ? b.body() : encodeWith(field, custom, b.records);
+      const response = await http.sendTo(shard, { method, path, headers, body }, ctx);
+      if (failures === undefined) return undefined;
+      let failed: readonly RecordFailure[] | undefined;
+      try {
+        failed = failures(response, b.decodedRecords());
+      } catch (error) {
+        throw notRetryable(`${field}.failures() threw: ${messageOf(error)}`, error);
+      }
+      return failed === undefined ? undefined : { failed };
+    };
+  return {
+    onFailed: common.onFailed,
+    sink: (http: HttpIngestHost, ledger: Ledger<Rec>) =>
+      new BatchSink<HttpTarget, Rec>(http, ledger, {
+        field,
+        key: common.key,
+        idempotent: common.idempotent,
+        batch,
+        encoder,
+        send: sendWith(http),
+      }),
+  };
+}
+
+/** A custom `encode`: its output checked; a throw fails the batch without a retry (it would throw again). */
+function encodeWith<Rec>(
+  field: string,
+  encode: (records: Rec[]) => string | Uint8Array,
+  records: Rec[],
+): string | Uint8Array {
+  let body: unknown;
+  try {
+    body = encode(records);
+  } catch (error) {
+    throw notRetryable(`${field}.encode() threw: ${messageOf(error)}`, error);
+  }
+  if (typeof body !== 'string' && !(body instanceof Uint8Array)) {
+    throw new ConfigError(`${field}.encode`, 'must return a string or a Uint8Array', body);
+  }
+  return body;
+}
+
+function notRetryable(message: string, cause: unknown): Error {
+  return Object.assign(new Error(message, { cause }), { retryable: false });
+}

@@ -1,0 +1,236 @@
+/**
+ * One batch: the records it holds (in parallel arrays: no object per record), their sizes, their
+ * keys when they are keyed, the history of records sent before in another batch, and — when the
+ * body is built here — the body itself, written record by record as they arrive.
+ */
+import type { AttemptRecord } from '../errors.js';
+import type { Key } from '../types.js';
+import { ByteBuffer } from './bytes.js';
+import type { RecordEncoder } from './encoders.js';
+
+/**
+ * What a batch that does not keep its records (`keepRecords: false`) holds in their place: how
+ * to decode each from the bytes it was sent as.
+ */
+const AS_TEXT = Symbol('a string record, kept as its bytes');
+const AS_BYTES = Symbol('a Uint8Array record, kept as its bytes');
+const AS_JSON = Symbol('a record kept as its JSON bytes');
+
+/** A record, or in a batch that does not keep records, how to decode it from its bytes. */
+function stand(record: unknown): unknown {
+  if (record === AS_TEXT || record === AS_BYTES || record === AS_JSON) return record;
+  if (typeof record === 'string') return AS_TEXT;
+  return record instanceof Uint8Array ? AS_BYTES : AS_JSON;
+}
+
+/** A record back from the bytes it was sent as: the same text, a copy of the bytes, or JSON parsed. */
+function decode(stand: unknown, bytes: Uint8Array): unknown {
+  if (stand === AS_BYTES) return Buffer.from(bytes);
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+  return stand === AS_TEXT ? text : JSON.parse(text);
+}
+
+/** What a record carries from earlier sends into a later batch. */
+export interface Carried {
+  /** Sends of the record so far (whole-batch retries included). */
+  attempts: number;
+  /** Each failed send: the shard, the error, the time since its batch opened. */
+  history: AttemptRecord[];
+}
+
+export class Batch<Rec> {
+  records: Rec[] = [];
+  sizes: number[] = [];
+  /** Keys, for keyed batches (to re-check homes after a membership change). */
+  keys: (Key | undefined)[] | undefined;
+  /** Per record, what it carries from earlier sends (undefined for a first send). */
+  carried: (Carried | undefined)[] | undefined;
+  /** Sum of `sizes`. */
+  bytes = 0;
+  /** The body being written (when it is built here), framing included but the closing byte. */
+  out: ByteBuffer | undefined;
+  /** Where each record's own bytes start and end in `out` (separators excluded). */
+  starts: number[] | undefined;
+  ends: number[] | undefined;
+  /** Cancels the linger timer, while one is armed. */
+  cancelLinger: (() => void) | undefined;
+  /** The membership this batch's homes were computed against. */
+  members: readonly unknown[];
+  /** Sends of this batch that threw (each counts as an attempt for every record in it). */
+  log: AttemptRecord[] | undefined;
+  /** A transport's own state for this batch across attempts (the S3 object key). */
+  tag: unknown;
+  #body: Buffer | undefined;
+
+  constructor(
+    /** False: keep each record's bytes only, and decode it from them when it must be reported. */
+    readonly keep: boolean,
+    /** The home shard id of a keyed batch ('' for keyed records with no home yet), else undefined. */
+    readonly home: string | undefined,
+    /** The key the batch runs with (its first record's): under strict affinity, the home's. */
+    readonly key: Key | undefined,
+    members: readonly unknown[],
+    /** The format, when the body is built here. */
+    readonly encoder: RecordEncoder<Rec> | undefined,
+    /** Bytes to reserve for the body at first. */
+    capacity: number,
+    /** Balancer-clock time of the first record. */
+    readonly openedAtMs: number,
+  ) {
+    this.members = members;
+    if (home !== undefined) this.keys = [];
+    if (encoder !== undefined) {
+      this.out = new ByteBuffer(capacity);
+      this.starts = [];
+      this.ends = [];
+      if (encoder.open !== undefined) this.out.writeByte(encoder.open);
+    }
+  }
+
+  get count(): number {
+    return this.records.length;
+  }
+
+  /** Records that were sent before, in another batch. */
+  get carriedCount(): number {
+    const carried = this.carried;
+    if (carried === undefined) return 0;
+    let n = 0;
+    for (const c of carried) if (c !== undefined) n++;
+    return n;
+  }
+
+  /**
+   * Writes a record's encoding (or copies `encoded`, the bytes it had in another batch) with its
+   * separator; returns its encoded length, separator included. On a throw nothing is written.
+   */
+  encode(record: Rec, encoded: Uint8Array | undefined): number {
+    const encoder = this.encoder!;
+    const out = this.out!;
+    const mark = out.length;
+    if (!encoder.terminated && this.records.length > 0) out.writeByte(encoder.separator);
+    const start = out.length;
+    try {
+      if (encoded === undefined) encoder.write(record, out);
+      else out.writeBytes(encoded);
+    } catch (error) {
+      out.length = mark;
+      throw error;
+    }
+    const end = out.length;
+    if (encoder.terminated) out.writeByte(encoder.separator);
+    this.starts!.push(start);
+    this.ends!.push(end);
+    return end - start + 1;
+  }
+
+  /** Takes back the encoding written last (a record that belongs in the next batch); returns a copy. */
+  unwrite(): Uint8Array {
+    const out = this.out!;
+    const start = this.starts!.pop()!;
+    const end = this.ends!.pop()!;
+    const bytes = Uint8Array.prototype.slice.call(out.buf, start, end);
+    const separated = !this.encoder!.terminated && this.records.length > 0;
+    out.length = separated ? start - 1 : start;
+    return bytes;
+  }
+
+  /** Adds a record (already encoded, when the body is built here). */
+  push(record: Rec, size: number, key: Key | undefined, carried: Carried | undefined): void {
+    this.records.push(this.keep ? record : (stand(record) as Rec));
+    this.sizes.push(size);
+    this.bytes += size;
+    this.keys?.push(key);
+    if (carried !== undefined) {
+      this.carried ??= new Array<Carried | undefined>(this.records.length - 1).fill(undefined);
+      this.carried.push(carried);
+    } else this.carried?.push(undefined);
+    this.#body = undefined;
+  }
+
+  /**
+   * Record `i` as the caller gave it — or, in a batch that does not keep records, as decoded from
+   * the bytes it was sent as.
+   */
+  recordAt(i: number): Rec {
+    const record = this.records[i]!;
+    return this.keep ? record : (decode(record, this.encodedAt(i)!) as Rec);
+  }
+
+  /** Every record, as {@link recordAt} gives it. */
+  decodedRecords(): Rec[] {
+    if (this.keep) return this.records;
+    return this.records.map((_, i) => this.recordAt(i));
+  }
+
+  /** The bytes record `i` was encoded as (a view: copy it before the batch is dropped). */
+  encodedAt(i: number): Uint8Array | undefined {
+    return this.out?.view(this.starts![i]!, this.ends![i]!);
+  }
+
+  /** Keeps only the records `keep` says yes to (in order); returns how many were removed. */
+  retain(keep: (i: number) => boolean): number {
+    const records: Rec[] = [];
+    const sizes: number[] = [];
+    const keys: (Key | undefined)[] | undefined = this.keys === undefined ? undefined : [];
+    const carried: (Carried | undefined)[] | undefined =
+      this.carried === undefined ? undefined : [];
+    const kept: number[] = [];
+    let bytes = 0;
+    for (let i = 0; i < this.records.length; i++) {
+      if (!keep(i)) continue;
+      kept.push(i);
+      records.push(this.records[i]!);
+      sizes.push(this.sizes[i]!);
+      bytes += this.sizes[i]!;
+      keys?.push(this.keys![i]);
+      carried?.push(this.carried![i]);
+    }
+    const removed = this.records.length - records.length;
+    if (removed > 0 && this.out !== undefined) this.#rewrite(kept);
+    this.records = records;
+    this.sizes = sizes;
+    this.keys = keys;
+    this.carried = carried;
+    this.bytes = bytes;
+    this.#body = undefined;
+    return removed;
+  }
+
+  /**
+   * The body in the batch's format: the buffer it was written into (with JSON's closing bracket
+   * after it), kept for retries until the records change.
+   */
+  body(): Buffer {
+    if (this.#body !== undefined) return this.#body;
+    const out = this.out!;
+    const close = this.encoder!.close;
+    if (close === undefined) this.#body = out.view();
+    else {
+      // The bracket goes after the last byte, outside `length`: the batch is closed by now.
+      out.reserve(1)[out.length] = close;
+      this.#body = out.buf.subarray(0, out.length + 1);
+    }
+    return this.#body;
+  }
+
+  /** Writes a new body of the records at `kept` (their old encodings copied). */
+  #rewrite(kept: readonly number[]): void {
+    const old = this.out!;
+    const encoder = this.encoder!;
+    const out = new ByteBuffer(old.length);
+    const starts: number[] = [];
+    const ends: number[] = [];
+    if (encoder.open !== undefined) out.writeByte(encoder.open);
+    kept.forEach((i, n) => {
+      if (!encoder.terminated && n > 0) out.writeByte(encoder.separator);
+      starts.push(out.length);
+      out.writeBytes(old.view(this.starts![i]!, this.ends![i]!));
+      ends.push(out.length);
+      if (encoder.terminated) out.writeByte(encoder.separator);
+    });
+    this.out = out;
+    this.starts = starts;
+    this.ends = ends;
+  }
+}

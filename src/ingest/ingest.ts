@@ -1,0 +1,175 @@
+/**
+ * `ingest(source, options)`: takes records from an iterable or async iterable into a sink (one
+ * run per record, or batches) until the source ends, its signal aborts, the balancer closes, the
+ * source throws or a callback throws — then waits until every record taken has settled, written
+ * or failed, and resolves with the account, or rejects with an `IngestError` carrying it.
+ */
+import { BalancerClosedError, ConfigError } from '../errors.js';
+import { duration, fn } from '../validate.js';
+import { BatchSink } from './batch-sink.js';
+import { IngestError, type IngestStop } from './errors.js';
+import { Ledger } from './ledger.js';
+import { checkRecordOptions, checkSource } from './options.js';
+import { RecordSink } from './record-sink.js';
+import type { Sink } from './sink.js';
+import type { IngestExtras, IngestOptions, IngestSummary, RunnerLike } from './types.js';
+
+/** The option names `ingest` adds to those of the write stream. */
+export const INGEST_EXTRA_KEYS = ['onProgress', 'progressIntervalMs', 'signal'] as const;
+
+/** `onProgress`, `progressIntervalMs` and `signal`, checked. */
+export function checkIngestExtras(
+  field: string,
+  options: IngestExtras,
+): Required<Pick<IngestExtras, 'progressIntervalMs'>> & IngestExtras {
+  if (options.onProgress !== undefined) fn(`${field}.onProgress`, options.onProgress);
+  if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
+    throw new ConfigError(`${field}.signal`, 'must be an AbortSignal', options.signal);
+  }
+  return {
+    onProgress: options.onProgress,
+    signal: options.signal,
+    progressIntervalMs:
+      options.progressIntervalMs === undefined
+        ? 1_000
+        : duration(`${field}.progressIntervalMs`, options.progressIntervalMs),
+  };
+}
+
+/**
+ * Sends every record of `source` through the balancer (see {@link IngestOptions}). Never rejects
+ * for a failed record: those are listed in `summary.failures`.
+ */
+export async function ingest<T, Rec>(
+  runner: RunnerLike<T>,
+  source: Iterable<Rec> | AsyncIterable<Rec>,
+  options: IngestOptions<T, Rec>,
+): Promise<IngestSummary<Rec>> {
+  const o = checkRecordOptions<T, Rec>('ingest', options, INGEST_EXTRA_KEYS);
+  checkSource(source);
+  const extras = checkIngestExtras('ingest', options);
+  const ledger = new Ledger<Rec>(runner, { ...extras, onFailed: o.onFailed });
+  const sink: Sink<Rec> =
+    o.batch === undefined
+      ? new RecordSink<T, Rec>(runner, ledger, {
+          send: o.send!,
+          key: o.key,
+          bytes: o.bytes,
+          idempotent: o.idempotent,
+        })
+      : new BatchSink<T, Rec>(runner, ledger, {
+          field: 'ingest',
+          key: o.key,
+          idempotent: o.idempotent,
+          batch: o.batch,
+          encoder: undefined,
+          send: (shard, batch, ctx) => o.sendBatch!(shard, batch.records, ctx),
+        });
+  return drive(runner, source, sink, ledger, extras.signal);
+}
+
+/**
+ * The loop every ingestion shares (the transports' too): take a record, hand it to the sink, wait
+ * for room; stop on the end of the source or what interrupts it; wait for every record taken.
+ */
+export async function drive<T, Rec>(
+  runner: RunnerLike<T>,
+  source: Iterable<Rec> | AsyncIterable<Rec>,
+  sink: Sink<Rec>,
+  ledger: Ledger<Rec>,
+  signal: AbortSignal | undefined,
+): Promise<IngestSummary<Rec>> {
+  let stop: { kind: IngestStop; cause: unknown } | undefined;
+  // A sync iterable is read without a promise per record; an async one is awaited.
+  const sync = !(Symbol.asyncIterator in source);
+  let iterator: Iterator<Rec> | AsyncIterator<Rec> | undefined;
+  let finished = false;
+  try {
+    iterator = sync
+      ? (source as Iterable<Rec>)[Symbol.iterator]()
+      : (source as AsyncIterable<Rec>)[Symbol.asyncIterator]();
+  } catch (error) {
+    stop = { kind: 'source', cause: error };
+  }
+  const aborted = signal === undefined ? undefined : abortedPromise(signal);
+  while (iterator !== undefined && stop === undefined) {
+    if (signal?.aborted) stop = { kind: 'aborted', cause: signal.reason };
+    else if (runner.closed) stop = { kind: 'closed', cause: new BalancerClosedError() };
+    else if (ledger.callbackError !== undefined) {
+      stop = { kind: 'callback', cause: ledger.callbackError.error };
+    }
+    if (stop !== undefined) break;
+    let next: IteratorResult<Rec>;
+    try {
+      if (sync) next = (iterator as Iterator<Rec>).next();
+      else {
+        const pending = (iterator as AsyncIterator<Rec>).next();
+        next = await (aborted === undefined ? pending : Promise.race([pending, aborted.promise]));
+        if (next === ABORTED) {
+          // The abort came while the source was still producing: a record it yields later
+          // is taken and reported failed with the abort reason, never dropped.
+          pending.then(
+            (late) => {
+              if (late.done) return;
+              ledger.take();
+              ledger.fail(late.value, signal!.reason);
+            },
+            () => {},
+          );
+          stop = { kind: 'aborted', cause: signal!.reason };
+          break;
+        }
+      }
+    } catch (error) {
+      stop = { kind: 'source', cause: error };
+      finished = true; // a source that threw is done: do not ask it to return
+      break;
+    }
+    if (next.done === true) {
+      finished = true;
+      break;
+    }
+    ledger.take();
+    if (signal?.aborted) {
+      // Taken, then the abort seen: the record is reported failed, never dropped.
+      ledger.fail(next.value, signal.reason);
+      stop = { kind: 'aborted', cause: signal.reason };
+      break;
+    }
+    sink.add(next.value);
+    const wait = sink.wait();
+    if (wait !== undefined) await wait;
+  }
+  aborted?.dispose();
+  if (!finished && iterator?.return !== undefined) {
+    // Let the source release what it holds (a file, a cursor); its answer is not awaited past
+    // a settled promise, and its failure does not hide why the ingestion stopped.
+    try {
+      const returned = iterator.return();
+      if (returned instanceof Promise) returned.catch(() => {});
+    } catch {}
+  }
+  sink.end();
+  await ledger.idle();
+  const summary = ledger.close();
+  if (stop === undefined && ledger.callbackError !== undefined) {
+    stop = { kind: 'callback', cause: ledger.callbackError.error };
+  }
+  if (stop !== undefined) throw new IngestError<Rec>(stop.kind, stop.cause, summary);
+  return summary;
+}
+
+const ABORTED = { done: false, value: undefined } as IteratorResult<never>;
+
+/** A promise that resolves (with {@link ABORTED}) when `signal` aborts; `dispose` stops listening. */
+function abortedPromise(signal: AbortSignal): {
+  promise: Promise<IteratorResult<never>>;
+  dispose: () => void;
+} {
+  let listener: (() => void) | undefined;
+  const promise = new Promise<IteratorResult<never>>((resolve) => {
+    listener = () => resolve(ABORTED);
+    signal.addEventListener('abort', listener, { once: true });
+  });
+  return { promise, dispose: () => signal.removeEventListener('abort', listener!) };
+}

@@ -1,0 +1,167 @@
+/**
+ * The account of an ingestion: every record taken from the source is, exactly once, written or
+ * failed. The ledger counts them (and what is still held), keeps the failures, calls `onFailed`
+ * and `onProgress`, and tells whoever waits when records settle.
+ */
+import type { Clock } from '../types.js';
+import type { IngestProgress, IngestSummary } from './types.js';
+
+/** What the ledger reads from the balancer for progress reports. */
+export interface LedgerHost {
+  readonly clock: Clock;
+  stats(): { queued: number; inFlight: number };
+}
+
+/** The ledger's callbacks (each optional). */
+export interface LedgerHooks<Rec> {
+  onFailed?: ((record: Rec, error: unknown) => void) | undefined;
+  onProgress?: ((progress: IngestProgress) => void) | undefined;
+  progressIntervalMs?: number;
+}
+
+export class Ledger<Rec> {
+  readonly summary: IngestSummary<Rec>;
+  /** Records taken and not yet settled. */
+  held = 0;
+  /** Bytes of the held records whose size is known (batches measure every record). */
+  heldBytes = 0;
+  /** The first error a callback threw: the ingestion stops reading on it. */
+  callbackError: { error: unknown } | undefined;
+  /** Called after records settle (the sinks wake producers waiting for room). */
+  onSettle: (() => void) | undefined;
+  readonly #host: LedgerHost;
+  readonly #hooks: LedgerHooks<Rec>;
+  readonly #startedMs: number;
+  #lastProgressMs: number;
+  #idle: { promise: Promise<void>; resolve: () => void } | undefined;
+  #closed = false;
+
+  constructor(host: LedgerHost, hooks: LedgerHooks<Rec>) {
+    this.#host = host;
+    this.#hooks = hooks;
+    this.#startedMs = host.clock.now();
+    this.#lastProgressMs = this.#startedMs;
+    const failures: IngestSummary<Rec>['failures'] = [];
+    this.summary = {
+      written: 0,
+      failed: 0,
+      failures,
+      errors: failures,
+      bytes: 0,
+      retries: 0,
+      durationMs: 0,
+      perShard: {},
+      batches: 0,
+    };
+  }
+
+  /** One record was taken from the source. */
+  take(): void {
+    this.held++;
+  }
+
+  /** A held record's size became known. */
+  holdBytes(bytes: number): void {
+    this.heldBytes += bytes;
+  }
+
+  /** `count` records were written to `shardId`, carrying `bytes`. */
+  wrote(count: number, bytes: number, shardId: string): void {
+    if (count === 0) return;
+    const s = this.summary;
+    this.held -= count;
+    this.heldBytes -= bytes;
+    s.written += count;
+    s.bytes += bytes;
+    s.perShard[shardId] = (s.perShard[shardId] ?? 0) + count;
+    this.#settled();
+  }
+
+  /** `record` is not written, for good: listed with `error`, reported to `onFailed`. */
+  fail(record: Rec, error: unknown, bytes = 0): void {
+    const s = this.summary;
+    this.held--;
+    this.heldBytes -= bytes;
+    s.failed++;
+    s.failures.push({ record, error });
+    const onFailed = this.#hooks.onFailed;
+    if (onFailed !== undefined) {
+      try {
+        onFailed(record, error);
+      } catch (thrown) {
+        this.callbackError ??= { error: thrown };
+      }
+    }
+    this.#settled();
+  }
+
+  /** `count` record sends were retries. */
+  retried(count: number): void {
+    this.summary.retries += count;
+  }
+
+  /** A batch was sent (re-sends included). */
+  sent(): void {
+    this.summary.batches++;
+  }
+
+  /** Resolves once every record taken has settled. */
+  idle(): Promise<void> {
+    if (this.held === 0) return Promise.resolve();
+    this.#idle ??= deferredVoid();
+    return this.#idle.promise;
+  }
+
+  /** Ends the account: its duration, and a last progress report. Later settlements change nothing. */
+  close(): IngestSummary<Rec> {
+    if (!this.#closed) {
+      this.#closed = true;
+      this.summary.durationMs = this.#host.clock.now() - this.#startedMs;
+      this.#progress(true);
+    }
+    return this.summary;
+  }
+
+  #settled(): void {
+    if (this.#hooks.onProgress !== undefined) this.#progress(false);
+    this.onSettle?.();
+    if (this.held === 0 && this.#idle !== undefined) {
+      const idle = this.#idle;
+      this.#idle = undefined;
+      idle.resolve();
+    }
+  }
+
+  #progress(force: boolean): void {
+    const onProgress = this.#hooks.onProgress;
+    if (onProgress === undefined || this.callbackError !== undefined) return;
+    const now = this.#host.clock.now();
+    if (!force && now - this.#lastProgressMs < (this.#hooks.progressIntervalMs ?? 1_000)) return;
+    this.#lastProgressMs = now;
+    const { queued, inFlight } = this.#host.stats();
+    const s = this.summary;
+    try {
+      onProgress({
+        written: s.written,
+        failed: s.failed,
+        bytes: s.bytes,
+        retries: s.retries,
+        batches: s.batches,
+        held: this.held,
+        queued,
+        inFlight,
+        elapsedMs: now - this.#startedMs,
+      });
+    } catch (thrown) {
+      this.callbackError ??= { error: thrown };
+    }
+  }
+}
+
+export function deferredVoid(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}

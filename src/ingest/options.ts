@@ -1,0 +1,255 @@
+/**
+ * Checks of the options of `ingest`, `createWriteStream` and their batching, once, before any
+ * record is taken: each problem is a `ConfigError` naming the field, the expectation and the value.
+ */
+import { ConfigError } from '../errors.js';
+import {
+  BUDGET_DEFAULTS,
+  type RetryBudgetOptions,
+  resolveBudgetOptions,
+} from '../health/budget.js';
+import { RETRY_DEFAULTS } from '../health/retry.js';
+import { bool, checkKnownKeys, checkObject, duration, fn, positiveInt } from '../validate.js';
+import type {
+  BatchOptions,
+  BatchSendFn,
+  CommonRecordOptions,
+  RecordRetryOptions,
+  SendFn,
+} from './types.js';
+
+const MiB = 1024 * 1024;
+
+/** Batching defaults (transports may start from their own). */
+export const BATCH_DEFAULTS = {
+  maxRecords: 500,
+  maxBytes: MiB,
+  lingerMs: 50,
+  /** The least default of `maxHeldRecords` (it is at least 2 × `maxRecords`). */
+  maxHeldRecords: 100_000,
+  /** The least default of `maxHeldBytes` (it is at least 2 × `maxBytes`). */
+  maxHeldBytes: 256 * MiB,
+} as const;
+
+/** The batching defaults a transport starts from. */
+export interface BatchDefaults {
+  maxRecords: number;
+  maxBytes: number;
+  lingerMs: number;
+}
+
+/** A record's retry rule after a partial failure. */
+export interface ResolvedRecordRetry {
+  attempts: number;
+  baseMs: number;
+  maxMs: number;
+  budget: Required<RetryBudgetOptions> | false;
+}
+
+export interface ResolvedBatch<Rec> {
+  maxRecords: number;
+  maxBytes: number;
+  lingerMs: number;
+  size: ((record: Rec) => number) | undefined;
+  maxHeldRecords: number;
+  maxHeldBytes: number;
+  retry: ResolvedRecordRetry | false;
+  keepRecords: boolean;
+}
+
+export interface ResolvedRecordOptions<T, Rec> {
+  key: ((record: Rec) => unknown) | undefined;
+  bytes: ((record: Rec) => number) | undefined;
+  idempotent: boolean;
+  onFailed: ((record: Rec, error: unknown) => void) | undefined;
+  /** One record per run (without `batch`). */
+  send: SendFn<T, Rec> | undefined;
+  /** One batch per run (with `batch`). */
+  sendBatch: BatchSendFn<T, Rec> | undefined;
+  batch: ResolvedBatch<Rec> | undefined;
+}
+
+const COMMON_KEYS = ['key', 'bytes', 'idempotent', 'onFailed'];
+
+/** Checks the options every record ingestion shares (`key`, `bytes`, `idempotent`, `onFailed`). */
+export function checkCommon<Rec>(
+  field: string,
+  o: CommonRecordOptions<Rec>,
+): Pick<ResolvedRecordOptions<unknown, Rec>, 'key' | 'bytes' | 'idempotent' | 'onFailed'> {
+  if (o.key !== undefined) fn(`${field}.key`, o.key);
+  if (o.bytes !== undefined) fn(`${field}.bytes`, o.bytes);
+  if (o.onFailed !== undefined) fn(`${field}.onFailed`, o.onFailed);
+  return {
+    key: o.key,
+    bytes: o.bytes,
+    idempotent: o.idempotent === undefined ? true : bool(`${field}.idempotent`, o.idempotent),
+    onFailed: o.onFailed,
+  };
+}
+
+/** Checks the options of `createWriteStream` / `ingest` (`extra`: the option names ingest adds). */
+export function checkRecordOptions<T, Rec>(
+  field: string,
+  options: unknown,
+  extra: readonly string[] = [],
+): ResolvedRecordOptions<T, Rec> {
+  checkObject(field, options);
+  checkKnownKeys(field, options, ['send', 'batch', ...COMMON_KEYS, ...extra]);
+  const o = options as CommonRecordOptions<Rec> & { send?: unknown; batch?: unknown };
+  fn(`${field}.send`, o.send);
+  const common = checkCommon(field, o);
+  const batch =
+    o.batch === undefined
+      ? undefined
+      : resolveBatch<Rec>(`${field}.batch`, o.batch, BATCH_DEFAULTS, o.bytes);
+  if (batch !== undefined) {
+    checkKeepsRecords(field, batch as ResolvedBatch<unknown>, '`send` is given the records');
+  }
+  return {
+    ...common,
+    send: batch === undefined ? (o.send as SendFn<T, Rec>) : undefined,
+    sendBatch: batch === undefined ? undefined : (o.send as BatchSendFn<T, Rec>),
+    batch,
+  };
+}
+
+const BATCH_KEYS = [
+  'keepRecords',
+  'maxRecords',
+  'maxBytes',
+  'lingerMs',
+  'size',
+  'maxHeldRecords',
+  'maxHeldBytes',
+  'retry',
+];
+
+/**
+ * Checks `batch` options against `defaults`. `bytes` (the record option) is `size`'s default
+ * when given.
+ */
+export function resolveBatch<Rec>(
+  field: string,
+  value: unknown,
+  defaults: BatchDefaults,
+  bytes?: (record: Rec) => number,
+): ResolvedBatch<Rec> {
+  checkObject(field, value);
+  checkKnownKeys(field, value, BATCH_KEYS);
+  const b = value as BatchOptions<Rec>;
+  const maxRecords =
+    b.maxRecords === undefined
+      ? defaults.maxRecords
+      : positiveInt(`${field}.maxRecords`, b.maxRecords);
+  const maxBytes =
+    b.maxBytes === undefined
+      ? defaults.maxBytes
+      : positiveInt(`${field}.maxBytes`, b.maxBytes, true);
+  const lingerMs =
+    b.lingerMs === undefined ? defaults.lingerMs : duration(`${field}.lingerMs`, b.lingerMs);
+  if (b.size !== undefined) fn(`${field}.size`, b.size);
+  const maxHeldRecords =
+    b.maxHeldRecords === undefined
+      ? Math.max(BATCH_DEFAULTS.maxHeldRecords, 2 * maxRecords)
+      : positiveInt(`${field}.maxHeldRecords`, b.maxHeldRecords);
+  if (maxHeldRecords < maxRecords) {
+    throw new ConfigError(
+      `${field}.maxHeldRecords`,
+      `must be at least maxRecords (${maxRecords}), or no batch could fill`,
+      maxHeldRecords,
+    );
+  }
+  const maxHeldBytes =
+    b.maxHeldBytes === undefined
+      ? Math.max(BATCH_DEFAULTS.maxHeldBytes, 2 * maxBytes)
+      : positiveInt(`${field}.maxHeldBytes`, b.maxHeldBytes, true);
+  if (maxHeldBytes < maxBytes) {
+    throw new ConfigError(
+      `${field}.maxHeldBytes`,
+      `must be at least maxBytes (${maxBytes}), or no batch could fill`,
+      maxHeldBytes,
+    );
+  }
+  return {
+    maxRecords,
+    maxBytes,
+    lingerMs,
+    size: b.size ?? bytes,
+    maxHeldRecords,
+    maxHeldBytes,
+    retry: resolveRecordRetry(`${field}.retry`, b.retry),
+    keepRecords: b.keepRecords === undefined ? true : bool(`${field}.keepRecords`, b.keepRecords),
+  };
+}
+
+/** `keepRecords: false` needs a body built here: a `send` or an `encode` function reads records. */
+export function checkKeepsRecords(field: string, batch: ResolvedBatch<unknown>, why: string): void {
+  if (!batch.keepRecords) {
+    throw new ConfigError(
+      `${field}.batch.keepRecords`,
+      `can be false only where shardwise encodes the batch ('ndjson' or 'json'): ${why}`,
+      false,
+    );
+  }
+}
+
+/** `batch.retry`: the shape and defaults of the balancer's `retry` (its `retryable` is ignored). */
+export function resolveRecordRetry(
+  field: string,
+  value: RecordRetryOptions | false | undefined,
+): ResolvedRecordRetry | false {
+  if (value === false) return false;
+  const v = value ?? {};
+  checkObject(field, v);
+  // The balancer's whole `retry` object may be passed: its classifier is the balancer's business.
+  checkKnownKeys(field, v, ['attempts', 'backoff', 'budget', 'retryable']);
+  const attempts =
+    v.attempts === undefined
+      ? RETRY_DEFAULTS.attempts
+      : positiveInt(`${field}.attempts`, v.attempts);
+  let baseMs: number = RETRY_DEFAULTS.baseMs;
+  let maxMs: number = RETRY_DEFAULTS.maxMs;
+  if (v.backoff !== undefined) {
+    checkObject(`${field}.backoff`, v.backoff);
+    checkKnownKeys(`${field}.backoff`, v.backoff, ['baseMs', 'maxMs']);
+    if (v.backoff.baseMs !== undefined)
+      baseMs = duration(`${field}.backoff.baseMs`, v.backoff.baseMs);
+    if (v.backoff.maxMs !== undefined) maxMs = duration(`${field}.backoff.maxMs`, v.backoff.maxMs);
+    if (maxMs < baseMs) {
+      throw new ConfigError(
+        `${field}.backoff.maxMs`,
+        `must be ≥ backoff.baseMs (${baseMs})`,
+        maxMs,
+      );
+    }
+  }
+  let budget: Required<RetryBudgetOptions> | false = BUDGET_DEFAULTS;
+  if (v.budget === false) budget = false;
+  else if (v.budget !== undefined) {
+    try {
+      budget = resolveBudgetOptions(v.budget);
+    } catch (error) {
+      // Its checks name `retry.budget…`: name the field as the caller wrote it.
+      if (error instanceof ConfigError) {
+        throw new ConfigError(
+          `${field}${error.field.slice('retry'.length)}`,
+          'is invalid (see RetryBudgetOptions)',
+          error.value,
+        );
+      }
+      throw error;
+    }
+  }
+  return { attempts, baseMs, maxMs, budget };
+}
+
+/** A source: an iterable or an async iterable. */
+export function checkSource(source: unknown): void {
+  if (
+    source === null ||
+    typeof source !== 'object' ||
+    (!(Symbol.iterator in source) && !(Symbol.asyncIterator in source))
+  ) {
+    throw new ConfigError('source', 'must be an iterable or an async iterable', source);
+  }
+}

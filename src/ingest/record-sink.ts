@@ -1,0 +1,63 @@
+/**
+ * One record per run: `send(shard, record, ctx)` through `balancer.run`, with the record's key
+ * and bytes; the balancer's queue is the backpressure (`ready()` before the next record).
+ */
+import type { Ledger } from './ledger.js';
+import type { Sink } from './sink.js';
+import type { RunnerLike, SendFn } from './types.js';
+
+export interface RecordSinkOptions<T, Rec> {
+  send: SendFn<T, Rec>;
+  key: ((record: Rec) => unknown) | undefined;
+  bytes: ((record: Rec) => number) | undefined;
+  idempotent: boolean;
+}
+
+export class RecordSink<T, Rec> implements Sink<Rec> {
+  readonly #runner: RunnerLike<T>;
+  readonly #ledger: Ledger<Rec>;
+  readonly #options: RecordSinkOptions<T, Rec>;
+
+  constructor(runner: RunnerLike<T>, ledger: Ledger<Rec>, options: RecordSinkOptions<T, Rec>) {
+    this.#runner = runner;
+    this.#ledger = ledger;
+    this.#options = options;
+  }
+
+  add(record: Rec): void {
+    const ledger = this.#ledger;
+    const o = this.#options;
+    let key: unknown;
+    let bytes = 0;
+    try {
+      key = o.key?.(record);
+      if (o.bytes !== undefined) bytes = o.bytes(record);
+    } catch (error) {
+      // A key or size that cannot be computed fails this record only: the ingestion goes on.
+      ledger.fail(record, error);
+      return;
+    }
+    // An invalid key or size makes `run` reject with a ConfigError naming it: the record fails.
+    const counted = Number.isInteger(bytes) && bytes >= 0 ? bytes : 0;
+    ledger.holdBytes(counted);
+    const send = o.send;
+    this.#runner
+      .run(
+        (shard, ctx) => {
+          if (ctx.attempt > 1) ledger.retried(1);
+          return send(shard, record, ctx).then(() => shard.id);
+        },
+        { key: key as never, bytes, idempotent: o.idempotent },
+      )
+      .then(
+        (shardId) => ledger.wrote(1, counted, shardId),
+        (error: unknown) => ledger.fail(record, error, counted),
+      );
+  }
+
+  wait(): Promise<void> {
+    return this.#runner.ready();
+  }
+
+  end(): void {}
+}

@@ -1,0 +1,228 @@
+/**
+ * The shapes of record ingestion (`ingest`, `createWriteStream`): what a caller passes and what it
+ * gets back. Types only: the implementations in this folder import them, never the reverse.
+ */
+import type { Writable } from 'node:stream';
+import type { RetryBudgetOptions } from '../health/budget.js';
+import type { RunContext } from '../run.js';
+import type { Clock, Key, Picker, RandomSource, ShardState } from '../types.js';
+
+/** What `ingest` and the write stream need of a balancer (narrow, so this folder imports no Balancer). */
+export interface RunnerLike<T> {
+  readonly clock: Clock;
+  readonly random: RandomSource;
+  readonly picker: Picker;
+  /** The membership, a new array whenever it changes (batches compare it to re-check homes). */
+  readonly shards: readonly ShardState<T>[];
+  /** True once the balancer was closed: no run is admitted any more. */
+  readonly closed: boolean;
+  run<R>(
+    fn: (shard: ShardState<T>, ctx: RunContext) => Promise<R>,
+    options?: { key?: Key; idempotent?: boolean; bytes?: number },
+  ): Promise<R>;
+  ready(): Promise<void>;
+  stats(): { queued: number; inFlight: number };
+  /** The id of `key`'s home shard under a keyed picker, else undefined. */
+  homeOf(key: Key): string | undefined;
+}
+
+/** Sends one record to the shard the balancer picked. */
+export type SendFn<T, Rec> = (
+  shard: ShardState<T>,
+  record: Rec,
+  ctx: RunContext,
+) => Promise<unknown>;
+
+/** One record of a batch that the shard did not write. */
+export interface RecordFailure {
+  /** The record's position in the `records` array given to that `send`. */
+  index: number;
+  /** Why (reported with the record if it is not retried). */
+  error?: unknown;
+  /** Worth sending again, in a later batch (default true). */
+  retryable?: boolean;
+}
+
+/**
+ * What a batch `send` may resolve with: the records the shard refused (as the Elasticsearch bulk
+ * API and Kinesis `PutRecords` report them). Nothing, or no `failed`, means every record was
+ * written.
+ */
+export interface BatchResult {
+  failed?: readonly RecordFailure[];
+}
+
+/**
+ * What a batch `send` resolves with: a {@link BatchResult}, or nothing (an `async` function that
+ * returns nothing resolves with `void`, hence its place here).
+ */
+// biome-ignore lint/suspicious/noConfusingVoidType: a send written as `async () => { await post(…) }` resolves with void
+export type BatchSendResult = BatchResult | undefined | void;
+
+/**
+ * Sends one batch to the shard the balancer picked. The `records` array is the batch's: read it,
+ * do not keep or change it. Throwing fails the whole batch (retried whole, like any run, when
+ * the ingestion is idempotent).
+ */
+export type BatchSendFn<T, Rec> = (
+  shard: ShardState<T>,
+  records: Rec[],
+  ctx: RunContext,
+) => Promise<BatchSendResult>;
+
+/**
+ * How records retried one by one (after a partial failure) are retried: the shape and defaults of
+ * the balancer's `retry` option, so the balancer's own object can be passed here too.
+ */
+export interface RecordRetryOptions {
+  /** Sends per record, the first included, whole-batch retries counted (default 3). */
+  attempts?: number;
+  /** Full-jitter backoff before a record joins a later batch (default `{ baseMs: 50, maxMs: 2_000 }`). */
+  backoff?: { baseMs?: number; maxMs?: number };
+  /** Budget of record re-sends against records sent, or `false` (default `{ ratio: 0.2, minPerSecond: 10, ttlMs: 10_000 }`). */
+  budget?: RetryBudgetOptions | false;
+}
+
+/**
+ * Batching: records accumulate into batches, each sent as one run. Defaults (`BATCH_DEFAULTS`):
+ * 500 records, 1 MiB, 50 ms of linger, at most 100 000 records and 256 MiB held.
+ */
+export interface BatchOptions<Rec> {
+  /** Records per batch at most (default 500). */
+  maxRecords?: number;
+  /**
+   * Bytes per batch at most, summed over `size(record)` (default 1 MiB): a hard bound — only a
+   * single record larger than it travels alone, in a batch of its own.
+   */
+  maxBytes?: number;
+  /** Longest a batch waits for more records after its first one, ms, on the balancer's clock (default 50). */
+  lingerMs?: number;
+  /**
+   * A record's size in bytes, separator included (default: its encoded length plus one; for the
+   * core `ingest`, a string's or bytes' length, else its JSON's, plus one).
+   */
+  size?: (record: Rec) => number;
+  /**
+   * Records taken and not yet settled — in batches, waiting, in flight, backing off — at most
+   * (default the larger of 100 000 and 2 × `maxRecords`). The source is not read past it.
+   */
+  maxHeldRecords?: number;
+  /** The same bound in bytes, over `size(record)` (default the larger of 256 MiB and 2 × `maxBytes`). */
+  maxHeldBytes?: number;
+  /** How records refused by a partial failure are retried (see {@link RecordRetryOptions}), or `false`. */
+  retry?: RecordRetryOptions | false;
+  /**
+   * Keep each record until its batch settles, to report it as given (default true). `false`, where
+   * shardwise encodes the body (`http.ingest`, `s3.ingest` with `'ndjson'` or `'json'`), keeps
+   * only the bytes it was sent as: a failed record is then reported decoded from them — the same
+   * text for a string, a `Buffer` of the same bytes, `JSON.parse` of its JSON for anything else.
+   * Less memory held and less garbage-collection work at high rates.
+   */
+  keepRecords?: boolean;
+}
+
+/** What every record ingestion takes. */
+export interface CommonRecordOptions<Rec> {
+  /** Routing key of a record (for hashing pickers); batches keep to one home shard per key. */
+  key?: (record: Rec) => Key | undefined;
+  /** Size of a record in bytes (byte-aware load, `bytes` in the summary; with `batch`, `size`'s default). */
+  bytes?: (record: Rec) => number;
+  /** Records may be sent twice safely, so failed attempts are retried elsewhere (default true). */
+  idempotent?: boolean;
+  /** Called once for every record that is not written, as it fails (after its retries). */
+  onFailed?: (record: Rec, error: unknown) => void;
+}
+
+/** One record per run: `send(shard, record, ctx)`. */
+export interface SingleRecordOptions<T, Rec> extends CommonRecordOptions<Rec> {
+  batch?: undefined;
+  /** Delivers one record. */
+  send: SendFn<T, Rec>;
+}
+
+/** Batches: `send(shard, records, ctx)` delivers many records in one run. */
+export interface BatchRecordOptions<T, Rec> extends CommonRecordOptions<Rec> {
+  batch: BatchOptions<Rec>;
+  /** Delivers one batch; may report the records the shard refused. */
+  send: BatchSendFn<T, Rec>;
+}
+
+/** Options of `createWriteStream`. */
+export type RecordOptions<T, Rec> = SingleRecordOptions<T, Rec> | BatchRecordOptions<T, Rec>;
+
+/** What `ingest` adds to the record options. */
+export interface IngestExtras {
+  /** Called with the running figures at most every `progressIntervalMs`, and once at the end. */
+  onProgress?: (progress: IngestProgress) => void;
+  /** Least time between two `onProgress` calls, ms (default 1 000). */
+  progressIntervalMs?: number;
+  /**
+   * Stops reading the source: the record taken when the abort is seen is reported failed with
+   * the abort reason; records already admitted still settle; then `ingest` rejects with an
+   * `IngestError` (`kind: 'aborted'`, `cause`: the reason).
+   */
+  signal?: AbortSignal;
+}
+
+/** Options of `ingest`. */
+export type IngestOptions<T, Rec> =
+  | (SingleRecordOptions<T, Rec> & IngestExtras)
+  | (BatchRecordOptions<T, Rec> & IngestExtras);
+
+/** Running figures of an `ingest`. */
+export interface IngestProgress {
+  written: number;
+  failed: number;
+  bytes: number;
+  retries: number;
+  /** Batch sends so far (re-sends included; 0 without `batch`). */
+  batches: number;
+  /** Records taken from the source and not yet settled. */
+  held: number;
+  queued: number;
+  inFlight: number;
+  elapsedMs: number;
+}
+
+/** A record that was not written, and why. */
+export interface IngestFailure<Rec> {
+  record: Rec;
+  error: unknown;
+}
+
+/**
+ * What an ingestion did. `written + failed` is the number of records taken from the source: each
+ * is written or listed in `failures`, exactly once.
+ */
+export interface IngestSummary<Rec> {
+  written: number;
+  failed: number;
+  /** Every record not written, with its error, in the order they failed. */
+  failures: IngestFailure<Rec>[];
+  /** The same array as `failures` (the name the first API gave it). */
+  errors: IngestFailure<Rec>[];
+  /** Bytes of the records written (`bytes(record)`, or with `batch` each record's `size`). */
+  bytes: number;
+  /** Record sends beyond each record's first, over all records. */
+  retries: number;
+  durationMs: number;
+  /** Records written per shard id. */
+  perShard: Record<string, number>;
+  /** Batch sends (re-sends included); 0 without `batch`. */
+  batches: number;
+}
+
+/**
+ * The write stream of `createWriteStream`: an object-mode `Writable` that also keeps the account
+ * of every record it took. `'failed'` is emitted with `(record, error)` for each record not
+ * written.
+ */
+export interface RecordWriteStream<Rec> extends Writable {
+  /** The running account (final once `settled` resolves). */
+  readonly summary: IngestSummary<Rec>;
+  /**
+   * Resolves with the final account once every record the stream took has settled — after
+   * `'finish'`, or after the stream errored or was destroyed. Never rejects.
+   */
+  readonly settled: Promise<IngestSummary<Rec>>;
+}

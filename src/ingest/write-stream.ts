@@ -1,0 +1,191 @@
+/**
+ * `createWriteStream(options)`: an object-mode `Writable` over a sink (one run per record, or
+ * batches). Its backpressure is the sink's: a write is called back only when the balancer (or the
+ * held bound) has room, so `pipeline()` pauses the source. Every record it takes is written or
+ * reported: a `'failed'` event per record, and `summary` / `settled`. The first record that fails
+ * makes the stream refuse new records; once every record it took has settled it errors with a
+ * `WriteFailedError` for that first record (the contract), so `summary` is final by then.
+ */
+import { Writable } from 'node:stream';
+import { BatchSink } from './batch-sink.js';
+import { WriteFailedError } from './errors.js';
+import { Ledger } from './ledger.js';
+import { checkRecordOptions } from './options.js';
+import { RecordSink } from './record-sink.js';
+import type { Sink } from './sink.js';
+import type { IngestSummary, RecordOptions, RecordWriteStream, RunnerLike } from './types.js';
+
+/** Builds the sink of a write stream around its ledger. */
+export type SinkFactory<Rec> = (ledger: Ledger<Rec>) => Sink<Rec>;
+
+/**
+ * An object-mode `Writable` whose backpressure is the balancer's (see {@link RecordOptions}).
+ *
+ * @example
+ * const stream = balancer.createWriteStream({ send: (shard, record, { signal }) => post(shard.target, record, signal) });
+ * stream.on('failed', (record, error) => log.warn({ record, error }));
+ * await pipeline(Readable.from(records), stream);
+ */
+export function createWriteStream<T, Rec>(
+  runner: RunnerLike<T>,
+  options: RecordOptions<T, Rec>,
+): RecordWriteStream<Rec> {
+  const o = checkRecordOptions<T, Rec>('createWriteStream', options);
+  return new LedgerWriteStream<T, Rec>(runner, o.onFailed, (ledger) =>
+    o.batch === undefined
+      ? new RecordSink<T, Rec>(runner, ledger, {
+          send: o.send!,
+          key: o.key,
+          bytes: o.bytes,
+          idempotent: o.idempotent,
+        })
+      : new BatchSink<T, Rec>(runner, ledger, {
+          field: 'createWriteStream',
+          key: o.key,
+          idempotent: o.idempotent,
+          batch: o.batch,
+          encoder: undefined,
+          send: (shard, batch, ctx) => o.sendBatch!(shard, batch.records, ctx),
+        }),
+  );
+}
+
+type Callback = (error?: Error | null) => void;
+
+export class LedgerWriteStream<T, Rec> extends Writable implements RecordWriteStream<Rec> {
+  readonly summary: IngestSummary<Rec>;
+  readonly settled: Promise<IngestSummary<Rec>>;
+  readonly #ledger: Ledger<Rec>;
+  readonly #sink: Sink<Rec>;
+  /** The error the stream ends with, once a record failed (or a callback threw). */
+  #failure: Error | undefined;
+  /** Records failed because the stream refused them (they must not start a failure). */
+  #refusing = false;
+  #finalCallback: Callback | undefined;
+  #resolveSettled!: (summary: IngestSummary<Rec>) => void;
+  #ended = false;
+
+  constructor(
+    runner: RunnerLike<T>,
+    onFailed: ((record: Rec, error: unknown) => void) | undefined,
+    sink: SinkFactory<Rec>,
+  ) {
+    super({ objectMode: true, highWaterMark: 1 });
+    this.#ledger = new Ledger<Rec>(runner, {
+      onFailed: (record, error) => {
+        this.emit('failed', record, error);
+        onFailed?.(record, error);
+      },
+    });
+    this.summary = this.#ledger.summary;
+    this.#sink = sink(this.#ledger);
+    this.settled = new Promise((resolve) => {
+      this.#resolveSettled = resolve;
+    });
+    const settle = this.#ledger.onSettle;
+    this.#ledger.onSettle = () => {
+      settle?.();
+      this.#afterSettle();
+    };
+  }
+
+  override _write(record: Rec, _encoding: BufferEncoding, callback: Callback): void {
+    const ledger = this.#ledger;
+    ledger.take();
+    if (this.#failure !== undefined) {
+      // Refused, and called back never: the stream errors once what it took has settled.
+      this.#refuse(record);
+      return;
+    }
+    this.#sink.add(record);
+    const wait = this.#sink.wait();
+    if (wait === undefined) {
+      if (this.#failure === undefined) callback();
+      return;
+    }
+    wait.then(() => {
+      if (this.#failure === undefined) callback();
+    });
+  }
+
+  override _final(callback: Callback): void {
+    this.#end();
+    this.#finalCallback = callback;
+    this.#ledger.idle().then(() => this.#finish());
+  }
+
+  override _destroy(error: Error | null, callback: Callback): void {
+    // Records the stream was handed but had not taken yet (Node's buffer): reported, not dropped.
+    const buffered = (this as { writableBuffer?: readonly { chunk: unknown }[] }).writableBuffer;
+    if (Array.isArray(buffered)) {
+      for (const { chunk } of buffered) {
+        this.#ledger.take();
+        this.#refuse(chunk as Rec, error ?? undefined);
+      }
+    }
+    this.#end();
+    this.#ledger.idle().then(() => this.#resolveSettled(this.#ledger.close()));
+    callback(error);
+  }
+
+  #end(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#sink.end();
+  }
+
+  /** Fails a record the stream will not send. */
+  #refuse(record: Rec, cause?: unknown): void {
+    const first = this.#failure;
+    const reason =
+      first !== undefined
+        ? `not sent: the write stream failed on an earlier record (${first.message})`
+        : 'not sent: the write stream was destroyed before it took this record';
+    this.#refusing = true;
+    try {
+      this.#ledger.fail(record, new WriteFailedError(record, first ?? cause, reason));
+    } finally {
+      this.#refusing = false;
+    }
+  }
+
+  /** After each settlement: a first failure starts the stream's end; the last one ends it. */
+  #afterSettle(): void {
+    const ledger = this.#ledger;
+    if (this.#failure === undefined && !this.#refusing) {
+      const callbackError = ledger.callbackError;
+      const failures = ledger.summary.failures;
+      if (callbackError !== undefined) {
+        this.#failure =
+          callbackError.error instanceof Error
+            ? callbackError.error
+            : new Error(String(callbackError.error));
+      } else if (failures.length > 0) {
+        const { record, error } = failures[0]!;
+        this.#failure = new WriteFailedError(record, error);
+      }
+      if (this.#failure !== undefined) {
+        // Send what is held now; take nothing more. The error comes once all of it settled.
+        this.#end();
+        ledger.idle().then(() => this.#finish());
+      }
+    }
+  }
+
+  /** Everything taken has settled: finish, or error with the first failure. */
+  #finish(): void {
+    if (this.#ledger.held > 0) {
+      this.#ledger.idle().then(() => this.#finish());
+      return;
+    }
+    const failure = this.#failure;
+    const final = this.#finalCallback;
+    if (final !== undefined) {
+      this.#finalCallback = undefined;
+      this.#resolveSettled(this.#ledger.close());
+      final(failure ?? null);
+      return;
+    }
+    if (failure !== undefined && !this.destroyed) this.destroy(failure);
+  }
+}

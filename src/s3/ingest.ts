@@ -1,0 +1,306 @@
+/**
+ * `s3.ingest(source, { objectKey, encode, batch, … })` and `s3.createWriteStream(…)`: records in
+ * batches, one object per batch on the target the balancer picks — the way training data is
+ * written as shards to an object store. A batch is an NDJSON object (or a JSON array, or what an
+ * `encode` function returns) of at most `batch.maxBytes`; above `partSizeBytes` it goes up as a
+ * multipart upload. `objectKey({ shardId, seq, count })` names it once, when its first attempt
+ * starts (`seq` counts the batches of each shard from 0); every retry puts the same key.
+ */
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { ConfigError, messageOf } from '../errors.js';
+import type { BatchSender } from '../ingest/batch-runner.js';
+import { BatchSink } from '../ingest/batch-sink.js';
+import { jsonArrayEncoder, ndjsonEncoder, type RecordEncoder } from '../ingest/encoders.js';
+import { checkIngestExtras, drive, INGEST_EXTRA_KEYS } from '../ingest/ingest.js';
+import { Ledger } from '../ingest/ledger.js';
+import {
+  checkCommon,
+  checkKeepsRecords,
+  checkSource,
+  type ResolvedBatch,
+  resolveBatch,
+} from '../ingest/options.js';
+import type {
+  BatchOptions,
+  CommonRecordOptions,
+  IngestExtras,
+  IngestSummary,
+  RecordWriteStream,
+  RunnerLike,
+} from '../ingest/types.js';
+import { LedgerWriteStream } from '../ingest/write-stream.js';
+import { wallClock } from '../runtime.js';
+import type { ShardState } from '../types.js';
+import { checkKnownKeys, checkObject, fn, positiveInt } from '../validate.js';
+import { partsOf } from './body.js';
+import { classifyS3Error, type S3CallInfo } from './classify.js';
+import { multipartUpload } from './multipart.js';
+import { checkPartSize, S3_DEFAULTS } from './options.js';
+import type { S3Target } from './types.js';
+
+const MiB = 1024 * 1024;
+
+/** Batching defaults of `s3.ingest`: objects of up to 100 000 records or 16 MiB, 10 s of linger. */
+export const S3_BATCH_DEFAULTS = { maxRecords: 100_000, maxBytes: 16 * MiB, lingerMs: 10_000 };
+
+/** What `objectKey` is told about the object it names. */
+export interface S3ObjectInfo {
+  /** The target (shard) the batch's first attempt runs on. */
+  shardId: string;
+  /** This target's batch count in this ingestion, from 0. */
+  seq: number;
+  /** Records in the batch. */
+  count: number;
+}
+
+/** Options of `s3.createWriteStream` with an `objectKey` (batches as objects). */
+export interface S3RecordOptions<Rec> extends CommonRecordOptions<Rec> {
+  /**
+   * The object key of a batch (the target's `prefix` is prepended). Called once per batch;
+   * include something unique to the run (a date, a job id) so two ingestions never share keys.
+   */
+  objectKey: (info: S3ObjectInfo) => string;
+  /** `'ndjson'` (default), `'json'` (an array), or a function of the batch's records. */
+  encode?: 'ndjson' | 'json' | ((records: Rec[]) => string | Uint8Array);
+  /** The objects' content type (default: the encoding's). */
+  contentType?: string;
+  /** User metadata on every object (`x-amz-meta-*`). */
+  metadata?: Record<string, string>;
+  /** Batching (defaults: 100 000 records, 16 MiB, 10 s of linger — see `BatchOptions`). */
+  batch?: BatchOptions<Rec>;
+  /** Objects larger than this go up as multipart uploads of parts this size (default 8 MiB, at least 5 MiB). */
+  partSizeBytes?: number;
+  /** Parts of one object sent at once (default 4). */
+  partConcurrency?: number;
+}
+
+/** Options of `s3.ingest` with an `objectKey`. */
+export interface S3IngestOptions<Rec> extends S3RecordOptions<Rec>, IngestExtras {}
+
+const S3_KEYS = [
+  'objectKey',
+  'encode',
+  'contentType',
+  'metadata',
+  'batch',
+  'partSizeBytes',
+  'partConcurrency',
+  'key',
+  'bytes',
+  'idempotent',
+  'onFailed',
+];
+
+/** True when `options` are the batched S3 ones (no `send`). */
+export function isS3RecordOptions(options: unknown): boolean {
+  return (
+    typeof options === 'object' &&
+    options !== null &&
+    (options as { send?: unknown }).send === undefined
+  );
+}
+
+/**
+ * Writes every record of `source` as objects of one batch each (see {@link S3IngestOptions}).
+ *
+ * @example
+ * const day = '2024-06-01';
+ * await s3.ingest(rows, { objectKey: ({ shardId, seq }) => `train/${day}/${shardId}-${String(seq).padStart(6, '0')}.jsonl` });
+ */
+export function s3Ingest<Rec>(
+  s3: RunnerLike<S3Target>,
+  source: Iterable<Rec> | AsyncIterable<Rec>,
+  options: S3IngestOptions<Rec>,
+): Promise<IngestSummary<Rec>> {
+  try {
+    checkSource(source);
+    const extras = checkIngestExtras('s3.ingest', options ?? {});
+    const plan = s3Plan<Rec>('s3.ingest', options, INGEST_EXTRA_KEYS);
+    const ledger = new Ledger<Rec>(s3, { ...extras, onFailed: plan.onFailed });
+    return drive(s3, source, plan.sink(s3, ledger), ledger, extras.signal);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/** A write stream of objects, one per batch (see {@link S3RecordOptions}). */
+export function s3WriteStream<Rec>(
+  s3: RunnerLike<S3Target>,
+  options: S3RecordOptions<Rec>,
+): RecordWriteStream<Rec> {
+  const plan = s3Plan<Rec>('s3.createWriteStream', options, []);
+  return new LedgerWriteStream<S3Target, Rec>(s3, plan.onFailed, (ledger) => plan.sink(s3, ledger));
+}
+
+function s3Plan<Rec>(field: string, options: unknown, extra: readonly string[]) {
+  checkObject(field, options);
+  checkKnownKeys(field, options, [...S3_KEYS, ...extra]);
+  const o = options as S3RecordOptions<Rec>;
+  const common = checkCommon(field, o);
+  fn(`${field}.objectKey`, o.objectKey);
+  const encode = o.encode ?? 'ndjson';
+  let encoder: RecordEncoder<Rec> | undefined;
+  if (encode === 'ndjson') encoder = ndjsonEncoder<Rec>();
+  else if (encode === 'json') encoder = jsonArrayEncoder<Rec>();
+  else if (typeof encode !== 'function') {
+    throw new ConfigError(`${field}.encode`, "must be 'ndjson', 'json' or a function", encode);
+  }
+  if (o.contentType !== undefined && typeof o.contentType !== 'string') {
+    throw new ConfigError(`${field}.contentType`, 'must be a string', o.contentType);
+  }
+  if (o.metadata !== undefined) {
+    checkObject(`${field}.metadata`, o.metadata);
+    for (const [name, value] of Object.entries(o.metadata)) {
+      if (typeof value !== 'string') {
+        throw new ConfigError(`${field}.metadata.${name}`, 'must be a string', value);
+      }
+    }
+  }
+  const partSize =
+    o.partSizeBytes === undefined
+      ? S3_DEFAULTS.partSizeBytes
+      : checkPartSize(`${field}.partSizeBytes`, o.partSizeBytes);
+  const partConcurrency =
+    o.partConcurrency === undefined
+      ? S3_DEFAULTS.partConcurrency
+      : positiveInt(`${field}.partConcurrency`, o.partConcurrency);
+  const batch = resolveBatch<Rec>(`${field}.batch`, o.batch ?? {}, S3_BATCH_DEFAULTS, o.bytes);
+  if (encoder === undefined) {
+    checkKeepsRecords(field, batch as ResolvedBatch<unknown>, '`encode` is given the records');
+  }
+  const objectKey = o.objectKey;
+  const contentType = o.contentType ?? encoder?.contentType ?? 'application/octet-stream';
+  const metadata = o.metadata;
+  const custom = typeof encode === 'function' ? encode : undefined;
+
+  const sendWith = (): BatchSender<S3Target, Rec> => {
+    // Batches per target so far: each target's objects are numbered from 0.
+    const seqs = new Map<string, number>();
+    return async (shard, b, ctx) => {
+      let name = b.tag as string | undefined;
+      if (name === undefined) {
+        const seq = seqs.get(shard.id) ?? 0;
+        seqs.set(shard.id, seq + 1);
+        name = nameOf(field, objectKey, { shardId: shard.id, seq, count: b.count });
+        b.tag = name;
+      }
+      const body = custom === undefined ? b.body() : encodeWith(field, custom, b.records);
+      return putBatch(shard, name, body, ctx.signal, {
+        contentType,
+        metadata,
+        partSize,
+        partConcurrency,
+      });
+    };
+  };
+  return {
+    onFailed: common.onFailed,
+    sink: (s3: RunnerLike<S3Target>, ledger: Ledger<Rec>) =>
+      new BatchSink<S3Target, Rec>(s3, ledger, {
+        field,
+        key: common.key,
+        idempotent: common.idempotent,
+        batch,
+        encoder,
+        send: sendWith(),
+      }),
+  };
+}
+
+interface PutSettings {
+  contentType: string;
+  metadata: Record<string, string> | undefined;
+  partSize: number;
+  partConcurrency: number;
+}
+
+/** One object: a PutObject, or a multipart upload above the part size. */
+async function putBatch(
+  shard: ShardState<S3Target>,
+  name: string,
+  body: Uint8Array,
+  signal: AbortSignal,
+  s: PutSettings,
+): Promise<undefined> {
+  const { client, bucket, prefix } = shard.target;
+  const key = prefix + name;
+  const info = (operation: string): S3CallInfo => ({
+    operation,
+    shardId: shard.id,
+    bucket,
+    key,
+    defaultRetryAfterMs: S3_DEFAULTS.defaultRetryAfterMs,
+    maxRetryAfterMs: S3_DEFAULTS.maxRetryAfterMs,
+    wallClock,
+  });
+  if (body.byteLength > s.partSize) {
+    await multipartUpload({
+      client,
+      bucket,
+      key,
+      contentType: s.contentType,
+      metadata: s.metadata,
+      parts: partsOf(body, s.partSize),
+      concurrency: s.partConcurrency,
+      signal,
+      classify: (error, operation) => classifyS3Error(error, info(operation)),
+      // The upload awaits its own AbortMultipartUpload before it throws.
+      cleanup: () => {},
+    });
+    return undefined;
+  }
+  try {
+    await client.send(
+      new PutObjectCommand({
+        Bucket: bucket,
+        Key: key,
+        Body: body,
+        ContentLength: body.byteLength,
+        ContentType: s.contentType,
+        Metadata: s.metadata,
+      }),
+      { abortSignal: signal },
+    );
+  } catch (error) {
+    throw classifyS3Error(error, info('PutObject'));
+  }
+  return undefined;
+}
+
+/** `objectKey(info)`, checked; a throw or a bad key fails the batch without a retry. */
+function nameOf(
+  field: string,
+  objectKey: (info: S3ObjectInfo) => string,
+  info: S3ObjectInfo,
+): string {
+  let name: unknown;
+  try {
+    name = objectKey(info);
+  } catch (error) {
+    throw notRetryable(`${field}.objectKey() threw: ${messageOf(error)}`, error);
+  }
+  if (typeof name !== 'string' || name === '') {
+    throw new ConfigError(`${field}.objectKey`, 'must return a non-empty string', name);
+  }
+  return name;
+}
+
+function encodeWith<Rec>(
+  field: string,
+  encode: (records: Rec[]) => string | Uint8Array,
+  records: Rec[],
+): Uint8Array {
+  let body: unknown;
+  try {
+    body = encode(records);
+  } catch (error) {
+    throw notRetryable(`${field}.encode() threw: ${messageOf(error)}`, error);
+  }
+  if (typeof body === 'string') return Buffer.from(body, 'utf8');
+  if (body instanceof Uint8Array) return body;
+  throw new ConfigError(`${field}.encode`, 'must return a string or a Uint8Array', body);
+}
+
+function notRetryable(message: string, cause: unknown): Error {
+  return Object.assign(new Error(message, { cause }), { retryable: false });
+}
