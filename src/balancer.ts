@@ -20,7 +20,6 @@ import { Membership, type MembershipHooks } from './membership.js';
 import {
   type BalancerOptions,
   checkTimeout,
-  type ResolvedOptions,
   resolveOptions,
 } from './options.js';
 import type { RehashEvent } from './pickers/hashing/types.js';
