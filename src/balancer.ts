@@ -17,11 +17,7 @@ import {
 import { checkLoadReport, type LoadReportFigures } from './load/load-report.js';
 import { TickClock } from './load/tick.js';
 import { Membership, type MembershipHooks } from './membership.js';
-import {
-  type BalancerOptions,
-  checkTimeout,
-  resolveOptions,
-} from './options.js';
+import { type BalancerOptions, checkTimeout, resolveOptions } from './options.js';
 import type { RehashEvent } from './pickers/hashing/types.js';
 import { peakEwma } from './pickers/peak-ewma.js';
 import { CandidateSet } from './routing/candidates.js';

@@ -1,5 +1,6 @@
 import { Balancer, type RunContext, type RunOptions } from '../balancer.js';
 import { ConfigError } from '../errors.js';
+import { buildsItsOwnCalls } from '../ingest/transport-plan.js';
 import type {
   IngestOptions,
   IngestSummary,
@@ -19,7 +20,6 @@ import {
   type HttpRecordOptions,
   httpIngest,
   httpWriteStream,
-  isHttpRecordOptions,
 } from './ingest.js';
 import {
   HTTP_DEFAULTS,
@@ -200,7 +200,7 @@ export class HttpBalancer extends Balancer<HttpTarget, HttpShardSpec | ShardSpec
     source: Iterable<Rec> | AsyncIterable<Rec>,
     options: HttpIngestOptions<Rec> | IngestOptions<HttpTarget, Rec>,
   ): Promise<IngestSummary<Rec>> {
-    return isHttpRecordOptions(options)
+    return buildsItsOwnCalls(options)
       ? httpIngest(this, source, options as HttpIngestOptions<Rec>)
       : super.ingest(source, options as IngestOptions<HttpTarget, Rec>);
   }
@@ -217,7 +217,7 @@ export class HttpBalancer extends Balancer<HttpTarget, HttpShardSpec | ShardSpec
   override createWriteStream<Rec>(
     options: HttpRecordOptions<Rec> | RecordOptions<HttpTarget, Rec>,
   ): RecordWriteStream<Rec> {
-    return isHttpRecordOptions(options)
+    return buildsItsOwnCalls(options)
       ? httpWriteStream(this, options as HttpRecordOptions<Rec>)
       : (super.createWriteStream(
           options as RecordOptions<HttpTarget, Rec>,

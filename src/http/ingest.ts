@@ -8,17 +8,22 @@
 import { ConfigError, messageOf } from '../errors.js';
 import type { BatchSender } from '../ingest/batch-runner.js';
 import { BatchSink } from '../ingest/batch-sink.js';
-import { jsonArrayEncoder, ndjsonEncoder, type RecordEncoder } from '../ingest/encoders.js';
-import { checkIngestExtras, drive, INGEST_EXTRA_KEYS } from '../ingest/ingest.js';
-import { Ledger } from '../ingest/ledger.js';
+import { INGEST_EXTRA_KEYS } from '../ingest/ingest.js';
 import {
   BATCH_DEFAULTS,
   checkCommon,
   checkKeepsRecords,
-  checkSource,
   type ResolvedBatch,
   resolveBatch,
 } from '../ingest/options.js';
+import {
+  encodeWith,
+  encodingOf,
+  ingestWithPlan,
+  notRetryable,
+  type TransportPlan,
+  writeStreamWithPlan,
+} from '../ingest/transport-plan.js';
 import type {
   BatchOptions,
   CommonRecordOptions,
@@ -28,7 +33,6 @@ import type {
   RecordWriteStream,
   RunnerLike,
 } from '../ingest/types.js';
-import { LedgerWriteStream } from '../ingest/write-stream.js';
 import type { RunContext } from '../run.js';
 import type { ShardState } from '../types.js';
 import { checkKnownKeys, checkObject, fn } from '../validate.js';
@@ -85,15 +89,6 @@ const HTTP_KEYS = [
   'onFailed',
 ];
 
-/** True when `options` are the batched HTTP ones (a `path`, no `send`). */
-export function isHttpRecordOptions(options: unknown): boolean {
-  return (
-    typeof options === 'object' &&
-    options !== null &&
-    (options as { send?: unknown }).send === undefined
-  );
-}
-
 /**
  * Sends every record of `source` in batches, one request each (see {@link HttpIngestOptions}).
  *
@@ -105,15 +100,9 @@ export function httpIngest<Rec>(
   source: Iterable<Rec> | AsyncIterable<Rec>,
   options: HttpIngestOptions<Rec>,
 ): Promise<IngestSummary<Rec>> {
-  try {
-    checkSource(source);
-    const extras = checkIngestExtras('http.ingest', options ?? {});
-    const plan = httpPlan<Rec>('http.ingest', options, INGEST_EXTRA_KEYS);
-    const ledger = new Ledger<Rec>(http, { ...extras, onFailed: plan.onFailed });
-    return drive(http, source, plan.sink(http, ledger), ledger, extras.signal);
-  } catch (error) {
-    return Promise.reject(error);
-  }
+  return ingestWithPlan('http.ingest', http, source, options, (field) =>
+    httpPlan<Rec>(http, field, options, INGEST_EXTRA_KEYS),
+  );
 }
 
 /** A write stream of batched HTTP requests (see {@link HttpRecordOptions}). */
@@ -121,14 +110,16 @@ export function httpWriteStream<Rec>(
   http: HttpIngestHost,
   options: HttpRecordOptions<Rec>,
 ): RecordWriteStream<Rec> {
-  const plan = httpPlan<Rec>('http.createWriteStream', options, []);
-  return new LedgerWriteStream<HttpTarget, Rec>(http, plan.onFailed, (ledger) =>
-    plan.sink(http, ledger),
-  );
+  return writeStreamWithPlan(http, httpPlan<Rec>(http, 'http.createWriteStream', options, []));
 }
 
 /** The checked options, and how to build the sink from them. */
-function httpPlan<Rec>(field: string, options: unknown, extra: readonly string[]) {
+function httpPlan<Rec>(
+  http: HttpIngestHost,
+  field: string,
+  options: unknown,
+  extra: readonly string[],
+): TransportPlan<Rec> {
   checkObject(field, options);
   checkKnownKeys(field, options, [...HTTP_KEYS, ...extra]);
   const o = options as HttpRecordOptions<Rec>;
@@ -139,13 +130,7 @@ function httpPlan<Rec>(field: string, options: unknown, extra: readonly string[]
   const method = o.method ?? 'POST';
   if (typeof method !== 'string')
     throw new ConfigError(`${field}.method`, 'must be a string', method);
-  const encode = o.encode ?? 'ndjson';
-  let encoder: RecordEncoder<Rec> | undefined;
-  if (encode === 'ndjson') encoder = ndjsonEncoder<Rec>();
-  else if (encode === 'json') encoder = jsonArrayEncoder<Rec>();
-  else if (typeof encode !== 'function') {
-    throw new ConfigError(`${field}.encode`, "must be 'ndjson', 'json' or a function", encode);
-  }
+  const { encoder, custom } = encodingOf<Rec>(field, o.encode);
   if (o.headers !== undefined) checkObject(`${field}.headers`, o.headers);
   if (o.failures !== undefined) fn(`${field}.failures`, o.failures);
   const headers: Record<string, string> = {};
@@ -161,53 +146,28 @@ function httpPlan<Rec>(field: string, options: unknown, extra: readonly string[]
   }
   const path = o.path;
   const failures = o.failures;
-  const custom = typeof encode === 'function' ? encode : undefined;
-  const sendWith =
-    (http: HttpIngestHost): BatchSender<HttpTarget, Rec> =>
-    async (shard, b, ctx) => {
-      const body = custom === undefined ? b.body() : encodeWith(field, custom, b.records);
-      const response = await http.sendTo(shard, { method, path, headers, body }, ctx);
-      if (failures === undefined) return undefined;
-      let failed: readonly RecordFailure[] | undefined;
-      try {
-        failed = failures(response, b.decodedRecords());
-      } catch (error) {
-        throw notRetryable(`${field}.failures() threw: ${messageOf(error)}`, error);
-      }
-      return failed === undefined ? undefined : { failed };
-    };
+  const send: BatchSender<HttpTarget, Rec> = async (shard, b, ctx) => {
+    const body = custom === undefined ? b.body() : encodeWith(field, custom, b.records);
+    const response = await http.sendTo(shard, { method, path, headers, body }, ctx);
+    if (failures === undefined) return undefined;
+    let failed: readonly RecordFailure[] | undefined;
+    try {
+      failed = failures(response, b.decodedRecords());
+    } catch (error) {
+      throw notRetryable(`${field}.failures() threw: ${messageOf(error)}`, error);
+    }
+    return failed === undefined ? undefined : { failed };
+  };
   return {
     onFailed: common.onFailed,
-    sink: (http: HttpIngestHost, ledger: Ledger<Rec>) =>
+    sink: (ledger) =>
       new BatchSink<HttpTarget, Rec>(http, ledger, {
         field,
         key: common.key,
         idempotent: common.idempotent,
         batch,
         encoder,
-        send: sendWith(http),
+        send,
       }),
   };
-}
-
-/** A custom `encode`: its output checked; a throw fails the batch without a retry (it would throw again). */
-function encodeWith<Rec>(
-  field: string,
-  encode: (records: Rec[]) => string | Uint8Array,
-  records: Rec[],
-): string | Uint8Array {
-  let body: unknown;
-  try {
-    body = encode(records);
-  } catch (error) {
-    throw notRetryable(`${field}.encode() threw: ${messageOf(error)}`, error);
-  }
-  if (typeof body !== 'string' && !(body instanceof Uint8Array)) {
-    throw new ConfigError(`${field}.encode`, 'must return a string or a Uint8Array', body);
-  }
-  return body;
-}
-
-function notRetryable(message: string, cause: unknown): Error {
-  return Object.assign(new Error(message, { cause }), { retryable: false });
 }

@@ -2,6 +2,7 @@ import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { Balancer, type RunContext, type RunOptions } from '../balancer.js';
 import { ConfigError } from '../errors.js';
 import { provesNotSent } from '../health/retry.js';
+import { buildsItsOwnCalls } from '../ingest/transport-plan.js';
 import type {
   IngestOptions,
   IngestSummary,
@@ -23,13 +24,7 @@ import {
 import { classifyS3Error, type S3CallInfo } from './classify.js';
 import { createS3Client } from './client.js';
 import { S3Error } from './errors.js';
-import {
-  isS3RecordOptions,
-  type S3IngestOptions,
-  type S3RecordOptions,
-  s3Ingest,
-  s3WriteStream,
-} from './ingest.js';
+import { type S3IngestOptions, type S3RecordOptions, s3Ingest, s3WriteStream } from './ingest.js';
 import { multipartUpload } from './multipart.js';
 import {
   checkPartSize,
@@ -223,7 +218,7 @@ export class S3Balancer extends Balancer<S3Target, S3TargetSpec | ShardSpec<S3Ta
     source: Iterable<Rec> | AsyncIterable<Rec>,
     options: S3IngestOptions<Rec> | IngestOptions<S3Target, Rec>,
   ): Promise<IngestSummary<Rec>> {
-    return isS3RecordOptions(options)
+    return buildsItsOwnCalls(options)
       ? s3Ingest(this, source, options as S3IngestOptions<Rec>)
       : super.ingest(source, options as IngestOptions<S3Target, Rec>);
   }
@@ -240,7 +235,7 @@ export class S3Balancer extends Balancer<S3Target, S3TargetSpec | ShardSpec<S3Ta
   override createWriteStream<Rec>(
     options: S3RecordOptions<Rec> | RecordOptions<S3Target, Rec>,
   ): RecordWriteStream<Rec> {
-    return isS3RecordOptions(options)
+    return buildsItsOwnCalls(options)
       ? s3WriteStream(this, options as S3RecordOptions<Rec>)
       : (super.createWriteStream(
           options as RecordOptions<S3Target, Rec>,

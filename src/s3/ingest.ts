@@ -10,16 +10,21 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { ConfigError, messageOf } from '../errors.js';
 import type { BatchSender } from '../ingest/batch-runner.js';
 import { BatchSink } from '../ingest/batch-sink.js';
-import { jsonArrayEncoder, ndjsonEncoder, type RecordEncoder } from '../ingest/encoders.js';
-import { checkIngestExtras, drive, INGEST_EXTRA_KEYS } from '../ingest/ingest.js';
-import { Ledger } from '../ingest/ledger.js';
+import { INGEST_EXTRA_KEYS } from '../ingest/ingest.js';
 import {
   checkCommon,
   checkKeepsRecords,
-  checkSource,
   type ResolvedBatch,
   resolveBatch,
 } from '../ingest/options.js';
+import {
+  encodeWith,
+  encodingOf,
+  ingestWithPlan,
+  notRetryable,
+  type TransportPlan,
+  writeStreamWithPlan,
+} from '../ingest/transport-plan.js';
 import type {
   BatchOptions,
   CommonRecordOptions,
@@ -28,7 +33,6 @@ import type {
   RecordWriteStream,
   RunnerLike,
 } from '../ingest/types.js';
-import { LedgerWriteStream } from '../ingest/write-stream.js';
 import { wallClock } from '../runtime.js';
 import type { ShardState } from '../types.js';
 import { checkKnownKeys, checkObject, fn, positiveInt } from '../validate.js';
@@ -91,15 +95,6 @@ const S3_KEYS = [
   'onFailed',
 ];
 
-/** True when `options` are the batched S3 ones (no `send`). */
-export function isS3RecordOptions(options: unknown): boolean {
-  return (
-    typeof options === 'object' &&
-    options !== null &&
-    (options as { send?: unknown }).send === undefined
-  );
-}
-
 /**
  * Writes every record of `source` as objects of one batch each (see {@link S3IngestOptions}).
  *
@@ -112,15 +107,9 @@ export function s3Ingest<Rec>(
   source: Iterable<Rec> | AsyncIterable<Rec>,
   options: S3IngestOptions<Rec>,
 ): Promise<IngestSummary<Rec>> {
-  try {
-    checkSource(source);
-    const extras = checkIngestExtras('s3.ingest', options ?? {});
-    const plan = s3Plan<Rec>('s3.ingest', options, INGEST_EXTRA_KEYS);
-    const ledger = new Ledger<Rec>(s3, { ...extras, onFailed: plan.onFailed });
-    return drive(s3, source, plan.sink(s3, ledger), ledger, extras.signal);
-  } catch (error) {
-    return Promise.reject(error);
-  }
+  return ingestWithPlan('s3.ingest', s3, source, options, (field) =>
+    s3Plan<Rec>(s3, field, options, INGEST_EXTRA_KEYS),
+  );
 }
 
 /** A write stream of objects, one per batch (see {@link S3RecordOptions}). */
@@ -128,23 +117,22 @@ export function s3WriteStream<Rec>(
   s3: RunnerLike<S3Target>,
   options: S3RecordOptions<Rec>,
 ): RecordWriteStream<Rec> {
-  const plan = s3Plan<Rec>('s3.createWriteStream', options, []);
-  return new LedgerWriteStream<S3Target, Rec>(s3, plan.onFailed, (ledger) => plan.sink(s3, ledger));
+  return writeStreamWithPlan(s3, s3Plan<Rec>(s3, 's3.createWriteStream', options, []));
 }
 
-function s3Plan<Rec>(field: string, options: unknown, extra: readonly string[]) {
+/** The checked options, and how to build the sink from them. */
+function s3Plan<Rec>(
+  s3: RunnerLike<S3Target>,
+  field: string,
+  options: unknown,
+  extra: readonly string[],
+): TransportPlan<Rec> {
   checkObject(field, options);
   checkKnownKeys(field, options, [...S3_KEYS, ...extra]);
   const o = options as S3RecordOptions<Rec>;
   const common = checkCommon(field, o);
   fn(`${field}.objectKey`, o.objectKey);
-  const encode = o.encode ?? 'ndjson';
-  let encoder: RecordEncoder<Rec> | undefined;
-  if (encode === 'ndjson') encoder = ndjsonEncoder<Rec>();
-  else if (encode === 'json') encoder = jsonArrayEncoder<Rec>();
-  else if (typeof encode !== 'function') {
-    throw new ConfigError(`${field}.encode`, "must be 'ndjson', 'json' or a function", encode);
-  }
+  const { encoder, custom } = encodingOf<Rec>(field, o.encode);
   if (o.contentType !== undefined && typeof o.contentType !== 'string') {
     throw new ConfigError(`${field}.contentType`, 'must be a string', o.contentType);
   }
@@ -171,7 +159,6 @@ function s3Plan<Rec>(field: string, options: unknown, extra: readonly string[]) 
   const objectKey = o.objectKey;
   const contentType = o.contentType ?? encoder?.contentType ?? 'application/octet-stream';
   const metadata = o.metadata;
-  const custom = typeof encode === 'function' ? encode : undefined;
 
   const sendWith = (): BatchSender<S3Target, Rec> => {
     // Batches per target so far: each target's objects are numbered from 0.
@@ -184,7 +171,7 @@ function s3Plan<Rec>(field: string, options: unknown, extra: readonly string[]) 
         name = nameOf(field, objectKey, { shardId: shard.id, seq, count: b.count });
         b.tag = name;
       }
-      const body = custom === undefined ? b.body() : encodeWith(field, custom, b.records);
+      const body = custom === undefined ? b.body() : bytesOf(encodeWith(field, custom, b.records));
       return putBatch(shard, name, body, ctx.signal, {
         contentType,
         metadata,
@@ -195,7 +182,7 @@ function s3Plan<Rec>(field: string, options: unknown, extra: readonly string[]) 
   };
   return {
     onFailed: common.onFailed,
-    sink: (s3: RunnerLike<S3Target>, ledger: Ledger<Rec>) =>
+    sink: (ledger) =>
       new BatchSink<S3Target, Rec>(s3, ledger, {
         field,
         key: common.key,
@@ -285,22 +272,6 @@ function nameOf(
   return name;
 }
 
-function encodeWith<Rec>(
-  field: string,
-  encode: (records: Rec[]) => string | Uint8Array,
-  records: Rec[],
-): Uint8Array {
-  let body: unknown;
-  try {
-    body = encode(records);
-  } catch (error) {
-    throw notRetryable(`${field}.encode() threw: ${messageOf(error)}`, error);
-  }
-  if (typeof body === 'string') return Buffer.from(body, 'utf8');
-  if (body instanceof Uint8Array) return body;
-  throw new ConfigError(`${field}.encode`, 'must return a string or a Uint8Array', body);
-}
-
-function notRetryable(message: string, cause: unknown): Error {
-  return Object.assign(new Error(message, { cause }), { retryable: false });
+function bytesOf(body: string | Uint8Array): Uint8Array {
+  return typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
 }

@@ -1,0 +1,96 @@
+/**
+ * What the transports' record ingestion shares (`http.ingest`, `s3.ingest` and their write
+ * streams): a plan (the checked options, and how to build the batch sink) driven the same way,
+ * the choice of encoding, and a caller's own `encode` called and checked.
+ */
+import { ConfigError, messageOf } from '../errors.js';
+import { jsonArrayEncoder, ndjsonEncoder, type RecordEncoder } from './encoders.js';
+import { checkIngestExtras, drive } from './ingest.js';
+import { Ledger } from './ledger.js';
+import { checkSource } from './options.js';
+import type { Sink } from './sink.js';
+import type { IngestExtras, IngestSummary, RecordWriteStream, RunnerLike } from './types.js';
+import { LedgerWriteStream } from './write-stream.js';
+
+/** A transport's checked options: who hears of failed records, and the sink that sends batches. */
+export interface TransportPlan<Rec> {
+  onFailed: ((record: Rec, error: unknown) => void) | undefined;
+  sink(ledger: Ledger<Rec>): Sink<Rec>;
+}
+
+/** A caller's own body builder, given the batch's records. */
+export type CustomEncode<Rec> = (records: Rec[]) => string | Uint8Array;
+
+/** True when options carry no `send`: the transport builds each batch's call itself. */
+export function buildsItsOwnCalls(options: unknown): boolean {
+  return (
+    typeof options === 'object' &&
+    options !== null &&
+    (options as { send?: unknown }).send === undefined
+  );
+}
+
+/** Runs an ingestion of `source` on a transport's plan; a bad option rejects, never throws. */
+export function ingestWithPlan<T, Rec>(
+  field: string,
+  runner: RunnerLike<T>,
+  source: Iterable<Rec> | AsyncIterable<Rec>,
+  options: IngestExtras | undefined,
+  plan: (field: string) => TransportPlan<Rec>,
+): Promise<IngestSummary<Rec>> {
+  try {
+    checkSource(source);
+    const extras = checkIngestExtras(field, options ?? {});
+    const p = plan(field);
+    const ledger = new Ledger<Rec>(runner, { ...extras, onFailed: p.onFailed });
+    return drive(runner, source, p.sink(ledger), ledger, extras.signal);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/** A write stream on a transport's plan. */
+export function writeStreamWithPlan<T, Rec>(
+  runner: RunnerLike<T>,
+  plan: TransportPlan<Rec>,
+): RecordWriteStream<Rec> {
+  return new LedgerWriteStream<T, Rec>(runner, plan.onFailed, (ledger) => plan.sink(ledger));
+}
+
+/**
+ * `encode` read: `'ndjson'` (the default) and `'json'` are encoders of ours, written into the
+ * batch as records arrive; a function is the caller's, called with the batch's records.
+ */
+export function encodingOf<Rec>(
+  field: string,
+  encode: unknown,
+): { encoder: RecordEncoder<Rec> | undefined; custom: CustomEncode<Rec> | undefined } {
+  const e = encode ?? 'ndjson';
+  if (e === 'ndjson') return { encoder: ndjsonEncoder<Rec>(), custom: undefined };
+  if (e === 'json') return { encoder: jsonArrayEncoder<Rec>(), custom: undefined };
+  if (typeof e === 'function') return { encoder: undefined, custom: e as CustomEncode<Rec> };
+  throw new ConfigError(`${field}.encode`, "must be 'ndjson', 'json' or a function", e);
+}
+
+/** A custom `encode`: its output checked; a throw fails the batch without a retry (it would throw again). */
+export function encodeWith<Rec>(
+  field: string,
+  encode: CustomEncode<Rec>,
+  records: Rec[],
+): string | Uint8Array {
+  let body: unknown;
+  try {
+    body = encode(records);
+  } catch (error) {
+    throw notRetryable(`${field}.encode() threw: ${messageOf(error)}`, error);
+  }
+  if (typeof body !== 'string' && !(body instanceof Uint8Array)) {
+    throw new ConfigError(`${field}.encode`, 'must return a string or a Uint8Array', body);
+  }
+  return body;
+}
+
+/** An error that fails its batch for good: the same call would fail the same way. */
+export function notRetryable(message: string, cause: unknown): Error {
+  return Object.assign(new Error(message, { cause }), { retryable: false });
+}
