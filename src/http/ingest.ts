@@ -7,20 +7,14 @@
  */
 import { ConfigError, messageOf } from '../errors.js';
 import type { BatchSender } from '../ingest/batch-runner.js';
-import { BatchSink } from '../ingest/batch-sink.js';
 import { INGEST_EXTRA_KEYS } from '../ingest/ingest.js';
+import { BATCH_DEFAULTS } from '../ingest/options.js';
 import {
-  BATCH_DEFAULTS,
-  checkCommon,
-  checkKeepsRecords,
-  type ResolvedBatch,
-  resolveBatch,
-} from '../ingest/options.js';
-import {
+  batchPlan,
   encodeWith,
-  encodingOf,
   ingestWithPlan,
   notRetryable,
+  readRecordOptions,
   type TransportPlan,
   writeStreamWithPlan,
 } from '../ingest/transport-plan.js';
@@ -35,7 +29,7 @@ import type {
 } from '../ingest/types.js';
 import type { RunContext } from '../run.js';
 import type { ShardState } from '../types.js';
-import { checkKnownKeys, checkObject, fn } from '../validate.js';
+import { checkObject, fn } from '../validate.js';
 import type { HttpRequest, HttpResponse, HttpTarget } from './types.js';
 
 /** How a batch becomes a request body. */
@@ -120,29 +114,23 @@ function httpPlan<Rec>(
   options: unknown,
   extra: readonly string[],
 ): TransportPlan<Rec> {
-  checkObject(field, options);
-  checkKnownKeys(field, options, [...HTTP_KEYS, ...extra]);
+  const read = readRecordOptions<Rec>(field, options, [...HTTP_KEYS, ...extra], BATCH_DEFAULTS);
   const o = options as HttpRecordOptions<Rec>;
-  const common = checkCommon(field, o);
   if (typeof o.path !== 'string' || !o.path.startsWith('/')) {
     throw new ConfigError(`${field}.path`, 'must be a string starting with "/"', o.path);
   }
   const method = o.method ?? 'POST';
   if (typeof method !== 'string')
     throw new ConfigError(`${field}.method`, 'must be a string', method);
-  const { encoder, custom } = encodingOf<Rec>(field, o.encode);
   if (o.headers !== undefined) checkObject(`${field}.headers`, o.headers);
   if (o.failures !== undefined) fn(`${field}.failures`, o.failures);
   const headers: Record<string, string> = {};
+  const { encoder, custom } = read;
   if (encoder !== undefined) headers['content-type'] = encoder.contentType;
   for (const [name, value] of Object.entries(o.headers ?? {})) {
     const lower = name.toLowerCase();
     if (lower === 'content-type') delete headers['content-type'];
     headers[name] = value;
-  }
-  const batch = resolveBatch<Rec>(`${field}.batch`, o.batch ?? {}, BATCH_DEFAULTS, o.bytes);
-  if (encoder === undefined) {
-    checkKeepsRecords(field, batch as ResolvedBatch<unknown>, '`encode` is given the records');
   }
   const path = o.path;
   const failures = o.failures;
@@ -158,16 +146,5 @@ function httpPlan<Rec>(
     }
     return failed === undefined ? undefined : { failed };
   };
-  return {
-    onFailed: common.onFailed,
-    sink: (ledger) =>
-      new BatchSink<HttpTarget, Rec>(http, ledger, {
-        field,
-        key: common.key,
-        idempotent: common.idempotent,
-        batch,
-        encoder,
-        send,
-      }),
-  };
+  return batchPlan(http, field, read, () => send);
 }

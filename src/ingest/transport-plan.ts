@@ -4,12 +4,29 @@
  * the choice of encoding, and a caller's own `encode` called and checked.
  */
 import { ConfigError, messageOf } from '../errors.js';
+import { checkKnownKeys, checkObject } from '../validate.js';
+import type { BatchSender } from './batch-runner.js';
+import { BatchSink } from './batch-sink.js';
 import { jsonArrayEncoder, ndjsonEncoder, type RecordEncoder } from './encoders.js';
 import { checkIngestExtras, drive } from './ingest.js';
 import { Ledger } from './ledger.js';
-import { checkSource } from './options.js';
+import {
+  type BatchDefaults,
+  checkCommon,
+  checkKeepsRecords,
+  checkSource,
+  type ResolvedBatch,
+  resolveBatch,
+} from './options.js';
 import type { Sink } from './sink.js';
-import type { IngestExtras, IngestSummary, RecordWriteStream, RunnerLike } from './types.js';
+import type {
+  BatchOptions,
+  CommonRecordOptions,
+  IngestExtras,
+  IngestSummary,
+  RecordWriteStream,
+  RunnerLike,
+} from './types.js';
 import { LedgerWriteStream } from './write-stream.js';
 
 /** A transport's checked options: who hears of failed records, and the sink that sends batches. */
@@ -20,6 +37,63 @@ export interface TransportPlan<Rec> {
 
 /** A caller's own body builder, given the batch's records. */
 export type CustomEncode<Rec> = (records: Rec[]) => string | Uint8Array;
+
+/** What every transport's record options have: the common ones, `encode` and `batch`. */
+export interface TransportRecordOptions<Rec> extends CommonRecordOptions<Rec> {
+  encode?: 'ndjson' | 'json' | CustomEncode<Rec>;
+  batch?: BatchOptions<Rec>;
+}
+
+/** Those options, checked: the common ones, the encoding and the batching. */
+export interface ReadRecordOptions<Rec> extends ReturnType<typeof checkCommon<Rec>> {
+  encoder: RecordEncoder<Rec> | undefined;
+  custom: CustomEncode<Rec> | undefined;
+  batch: ResolvedBatch<Rec>;
+}
+
+/**
+ * Checks a transport's record options as far as all transports share them — a plain object of
+ * known `keys`, the common options, `encode`, `batch` (with the transport's `defaults`) — and
+ * returns them read; the transport checks its own fields.
+ */
+export function readRecordOptions<Rec>(
+  field: string,
+  options: unknown,
+  keys: readonly string[],
+  defaults: BatchDefaults,
+): ReadRecordOptions<Rec> {
+  checkObject(field, options);
+  checkKnownKeys(field, options, keys);
+  const o = options as TransportRecordOptions<Rec>;
+  const common = checkCommon(field, o);
+  const { encoder, custom } = encodingOf<Rec>(field, o.encode);
+  const batch = resolveBatch<Rec>(`${field}.batch`, o.batch ?? {}, defaults, o.bytes);
+  if (encoder === undefined) {
+    checkKeepsRecords(field, batch as ResolvedBatch<unknown>, '`encode` is given the records');
+  }
+  return { ...common, encoder, custom, batch };
+}
+
+/** The plan of a transport's calls: each sink sends its batches with a sender of its own. */
+export function batchPlan<T, Rec>(
+  runner: RunnerLike<T>,
+  field: string,
+  read: ReadRecordOptions<Rec>,
+  sender: () => BatchSender<T, Rec>,
+): TransportPlan<Rec> {
+  return {
+    onFailed: read.onFailed,
+    sink: (ledger) =>
+      new BatchSink<T, Rec>(runner, ledger, {
+        field,
+        key: read.key,
+        idempotent: read.idempotent,
+        batch: read.batch,
+        encoder: read.encoder,
+        send: sender(),
+      }),
+  };
+}
 
 /** True when options carry no `send`: the transport builds each batch's call itself. */
 export function buildsItsOwnCalls(options: unknown): boolean {
@@ -61,7 +135,7 @@ export function writeStreamWithPlan<T, Rec>(
  * `encode` read: `'ndjson'` (the default) and `'json'` are encoders of ours, written into the
  * batch as records arrive; a function is the caller's, called with the batch's records.
  */
-export function encodingOf<Rec>(
+function encodingOf<Rec>(
   field: string,
   encode: unknown,
 ): { encoder: RecordEncoder<Rec> | undefined; custom: CustomEncode<Rec> | undefined } {

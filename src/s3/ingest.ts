@@ -9,19 +9,13 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { ConfigError, messageOf } from '../errors.js';
 import type { BatchSender } from '../ingest/batch-runner.js';
-import { BatchSink } from '../ingest/batch-sink.js';
 import { INGEST_EXTRA_KEYS } from '../ingest/ingest.js';
 import {
-  checkCommon,
-  checkKeepsRecords,
-  type ResolvedBatch,
-  resolveBatch,
-} from '../ingest/options.js';
-import {
+  batchPlan,
   encodeWith,
-  encodingOf,
   ingestWithPlan,
   notRetryable,
+  readRecordOptions,
   type TransportPlan,
   writeStreamWithPlan,
 } from '../ingest/transport-plan.js';
@@ -35,7 +29,7 @@ import type {
 } from '../ingest/types.js';
 import { wallClock } from '../runtime.js';
 import type { ShardState } from '../types.js';
-import { checkKnownKeys, checkObject, fn, positiveInt } from '../validate.js';
+import { checkObject, fn, positiveInt } from '../validate.js';
 import { partsOf } from './body.js';
 import { classifyS3Error, type S3CallInfo } from './classify.js';
 import { multipartUpload } from './multipart.js';
@@ -127,12 +121,9 @@ function s3Plan<Rec>(
   options: unknown,
   extra: readonly string[],
 ): TransportPlan<Rec> {
-  checkObject(field, options);
-  checkKnownKeys(field, options, [...S3_KEYS, ...extra]);
+  const read = readRecordOptions<Rec>(field, options, [...S3_KEYS, ...extra], S3_BATCH_DEFAULTS);
   const o = options as S3RecordOptions<Rec>;
-  const common = checkCommon(field, o);
   fn(`${field}.objectKey`, o.objectKey);
-  const { encoder, custom } = encodingOf<Rec>(field, o.encode);
   if (o.contentType !== undefined && typeof o.contentType !== 'string') {
     throw new ConfigError(`${field}.contentType`, 'must be a string', o.contentType);
   }
@@ -152,11 +143,8 @@ function s3Plan<Rec>(
     o.partConcurrency === undefined
       ? S3_DEFAULTS.partConcurrency
       : positiveInt(`${field}.partConcurrency`, o.partConcurrency);
-  const batch = resolveBatch<Rec>(`${field}.batch`, o.batch ?? {}, S3_BATCH_DEFAULTS, o.bytes);
-  if (encoder === undefined) {
-    checkKeepsRecords(field, batch as ResolvedBatch<unknown>, '`encode` is given the records');
-  }
   const objectKey = o.objectKey;
+  const { encoder, custom } = read;
   const contentType = o.contentType ?? encoder?.contentType ?? 'application/octet-stream';
   const metadata = o.metadata;
 
@@ -180,18 +168,7 @@ function s3Plan<Rec>(
       });
     };
   };
-  return {
-    onFailed: common.onFailed,
-    sink: (ledger) =>
-      new BatchSink<S3Target, Rec>(s3, ledger, {
-        field,
-        key: common.key,
-        idempotent: common.idempotent,
-        batch,
-        encoder,
-        send: sendWith(),
-      }),
-  };
+  return batchPlan(s3, field, read, sendWith);
 }
 
 interface PutSettings {
