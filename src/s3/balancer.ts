@@ -21,6 +21,7 @@ import {
   prepareBody,
   streamConsumed,
 } from './body.js';
+import { withCallSignal } from './call-signal.js';
 import { classifyS3Error, type S3CallInfo } from './classify.js';
 import { createS3Client } from './client.js';
 import { S3Error } from './errors.js';
@@ -297,16 +298,18 @@ export class S3Balancer extends Balancer<S3Target, S3TargetSpec | ShardSpec<S3Ta
     const key = prefix + job.key;
     const body = attemptBody(`${job.field}.body`, job.body);
     try {
-      const out = await client.send(
-        new PutObjectCommand({
-          Bucket: bucket,
-          Key: key,
-          Body: body,
-          ContentLength: body instanceof Uint8Array ? body.byteLength : job.contentLength,
-          ContentType: job.contentType,
-          Metadata: job.metadata,
-        }),
-        { abortSignal: ctx.signal },
+      const out = await withCallSignal(ctx, client, (abortSignal) =>
+        client.send(
+          new PutObjectCommand({
+            Bucket: bucket,
+            Key: key,
+            Body: body,
+            ContentLength: body instanceof Uint8Array ? body.byteLength : job.contentLength,
+            ContentType: job.contentType,
+            Metadata: job.metadata,
+          }),
+          { abortSignal },
+        ),
       );
       return { shardId: shard.id, bucket, key, etag: unquote(out.ETag) };
     } catch (error) {
@@ -329,16 +332,18 @@ export class S3Balancer extends Balancer<S3Target, S3TargetSpec | ShardSpec<S3Ta
     if (second.done) {
       const only = first.done ? new Uint8Array(0) : first.value.body;
       try {
-        const out = await client.send(
-          new PutObjectCommand({
-            Bucket: bucket,
-            Key: key,
-            Body: only,
-            ContentLength: only.byteLength,
-            ContentType: job.contentType,
-            Metadata: job.metadata,
-          }),
-          { abortSignal: ctx.signal },
+        const out = await withCallSignal(ctx, client, (abortSignal) =>
+          client.send(
+            new PutObjectCommand({
+              Bucket: bucket,
+              Key: key,
+              Body: only,
+              ContentLength: only.byteLength,
+              ContentType: job.contentType,
+              Metadata: job.metadata,
+            }),
+            { abortSignal },
+          ),
         );
         return {
           shardId: shard.id,

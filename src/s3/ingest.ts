@@ -27,10 +27,12 @@ import type {
   RecordWriteStream,
   RunnerLike,
 } from '../ingest/types.js';
+import type { RunContext } from '../run.js';
 import { wallClock } from '../runtime.js';
 import type { ShardState } from '../types.js';
 import { checkObject, fn, positiveInt } from '../validate.js';
 import { partsOf } from './body.js';
+import { withCallSignal } from './call-signal.js';
 import { classifyS3Error, type S3CallInfo } from './classify.js';
 import { multipartUpload } from './multipart.js';
 import { checkPartSize, S3_DEFAULTS } from './options.js';
@@ -160,7 +162,7 @@ function s3Plan<Rec>(
         b.tag = name;
       }
       const body = custom === undefined ? b.body() : bytesOf(encodeWith(field, custom, b.records));
-      return putBatch(shard, name, body, ctx.signal, {
+      return putBatch(shard, name, body, ctx, {
         contentType,
         metadata,
         partSize,
@@ -183,7 +185,7 @@ async function putBatch(
   shard: ShardState<S3Target>,
   name: string,
   body: Uint8Array,
-  signal: AbortSignal,
+  ctx: RunContext,
   s: PutSettings,
 ): Promise<undefined> {
   const { client, bucket, prefix } = shard.target;
@@ -206,7 +208,7 @@ async function putBatch(
       metadata: s.metadata,
       parts: partsOf(body, s.partSize),
       concurrency: s.partConcurrency,
-      signal,
+      signal: ctx.signal,
       classify: (error, operation) => classifyS3Error(error, info(operation)),
       // The upload awaits its own AbortMultipartUpload before it throws.
       cleanup: () => {},
@@ -214,16 +216,18 @@ async function putBatch(
     return undefined;
   }
   try {
-    await client.send(
-      new PutObjectCommand({
-        Bucket: bucket,
-        Key: key,
-        Body: body,
-        ContentLength: body.byteLength,
-        ContentType: s.contentType,
-        Metadata: s.metadata,
-      }),
-      { abortSignal: signal },
+    await withCallSignal(ctx, client, (abortSignal) =>
+      client.send(
+        new PutObjectCommand({
+          Bucket: bucket,
+          Key: key,
+          Body: body,
+          ContentLength: body.byteLength,
+          ContentType: s.contentType,
+          Metadata: s.metadata,
+        }),
+        { abortSignal },
+      ),
     );
   } catch (error) {
     throw classifyS3Error(error, info('PutObject'));
