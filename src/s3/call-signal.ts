@@ -46,8 +46,9 @@ const takesCallSignal = new WeakMap<S3Client, boolean>();
 function fits(client: S3Client): boolean {
   let known = takesCallSignal.get(client);
   if (known === undefined) {
-    known =
-      (client.config as { requestHandler?: unknown }).requestHandler instanceof NodeHttpHandler;
+    // A client-like object of the caller's own (tests, wrappers) may have no config at all.
+    const config = (client as { config?: { requestHandler?: unknown } }).config;
+    known = config?.requestHandler instanceof NodeHttpHandler;
     takesCallSignal.set(client, known);
   }
   return known;

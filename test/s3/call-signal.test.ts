@@ -80,4 +80,11 @@ describe('withCallSignal', () => {
     const light = await withCallSignal(ctx, nodeClient, async (signal) => signal);
     expect(light).toBeInstanceOf(CallSignal);
   });
+
+  it('gives a client-like object without a config (a wrapper, a test double) the real signal', async () => {
+    const ctx = new AttemptContext(1);
+    const double = { send: async () => ({}) } as unknown as S3Client;
+    const given = await withCallSignal(ctx, double, async (signal) => signal);
+    expect(given).toBe(ctx.signal);
+  });
 });
