@@ -2,6 +2,7 @@
  * Shared helpers of the core tests: a microtask flush, tasks that settle on virtual time, and
  * plain `ShardState`-like objects for testing pickers on their own.
  */
+import { afterEach, beforeEach } from 'vitest';
 import type { ShardState } from '../src/index.js';
 import type { ManualClock } from '../src/testing/index.js';
 
@@ -120,4 +121,21 @@ export function countBy(ids: readonly string[]): Record<string, number> {
   const counts: Record<string, number> = {};
   for (const id of ids) counts[id] = (counts[id] ?? 0) + 1;
   return counts;
+}
+
+/**
+ * The names of the process warnings (`MaxListenersExceededWarning`, `TimeoutOverflowWarning`, …)
+ * emitted during each test of the calling `describe`: emptied before each, unhooked after.
+ */
+export function processWarnings(): string[] {
+  const names: string[] = [];
+  const onWarning = (warning: Error) => names.push(warning.name);
+  beforeEach(() => {
+    names.length = 0;
+    process.on('warning', onWarning);
+  });
+  afterEach(() => {
+    process.off('warning', onWarning);
+  });
+  return names;
 }

@@ -1,8 +1,9 @@
 import { getEventListeners } from 'node:events';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Balancer, QUEUE_CEILING_FACTOR } from '../../src/balancer.js';
 import { createHttpBalancer } from '../../src/http/index.js';
 import { QueueFullError } from '../../src/index.js';
+import { processWarnings } from '../helpers.js';
 import { sleep, startServer } from '../http/servers.js';
 
 /**
@@ -153,15 +154,7 @@ describe('a producer that awaits ready()', () => {
 });
 
 describe('many runs sharing one AbortSignal', () => {
-  const warnings: Error[] = [];
-  const onWarning = (w: Error) => warnings.push(w);
-  beforeEach(() => {
-    warnings.length = 0;
-    process.on('warning', onWarning);
-  });
-  afterEach(() => {
-    process.off('warning', onWarning);
-  });
+  const warnings = processWarnings();
 
   it('20 (and 200) runs on one signal add one listener and print no MaxListenersExceededWarning; an abort settles them all', async () => {
     const balancer = new Balancer({
@@ -178,7 +171,7 @@ describe('many runs sharing one AbortSignal', () => {
     }
     expect(getEventListeners(signal, 'abort').length).toBeLessThanOrEqual(1);
     await sleep(10); // warnings are emitted on the next tick
-    expect(warnings.map((w) => w.name)).not.toContain('MaxListenersExceededWarning');
+    expect(warnings).not.toContain('MaxListenersExceededWarning');
     controller.abort(new Error('stop'));
     const outcomes = await Promise.all(runs);
     for (const o of outcomes) expect((o as Error).message).toBe('stop');
@@ -201,7 +194,7 @@ describe('many runs sharing one AbortSignal', () => {
     const responses = await Promise.all(requests);
     expect(responses.every((r) => r.statusCode === 200)).toBe(true);
     await sleep(10);
-    expect(warnings.map((w) => w.name)).not.toContain('MaxListenersExceededWarning');
+    expect(warnings).not.toContain('MaxListenersExceededWarning');
     expect(getEventListeners(controller.signal, 'abort').length).toBe(0);
     await http.close();
     await server.close();
