@@ -20,7 +20,7 @@ export interface GradientOptions {
    * capacity and `tolerance ×` its capacity.
    */
   tolerance?: number;
-  /** Calls a probe asks for above the estimate, at least (default 1; a probe asks for ≥ 15 %). */
+  /** Calls a probe asks for above the estimate, at least (default 1; a probe asks for ≥ 10 %). */
   queueSize?: number;
 }
 
@@ -34,29 +34,52 @@ export const GRADIENT_DEFAULTS: Required<GradientOptions> = {
   queueSize: 1,
 };
 
-/** A probe asks for this much more than the estimate: past the capacity it shows as a queue. */
-const PROBE_GAIN = 1.15;
+/**
+ * A probe asks for this much more than the estimate (and a call more at least). 10 %: a shard
+ * reached over a network fills only past capacity × (service + transit) ÷ service calls — 1.14 ×
+ * on loopback — so the estimate rests up to there, and a probe above it must stay within 1.3 ×.
+ */
+const PROBE_GAIN = 1.1;
 /**
  * A measuring window runs at least one call, and this far under the estimate ÷ `tolerance`, below
- * it: the estimate may stand up to `tolerance` × the capacity, and the measure must not (0.85 at
- * the default tolerance 1.1).
+ * it (0.9 at the default tolerance 1.1): below the knee, and within 30 % of the estimate.
  */
-const MEASURE_GAIN = 0.93;
-/** Cruising windows between probes: 2, doubled after each probe that found the edge, up to 8. */
-const CRUISE_MIN = 2;
+const MEASURE_GAIN = 0.99;
+/** A probe that found the edge lowers the estimate to it, by at most this factor at once. */
+const EDGE_STEP = 0.9;
+/**
+ * A probe is past the edge when its RTT rose by this share of its step, at least. Past the edge
+ * the share is 1 (less a client's fixed costs, ≈ 0.9 on loopback); a probe from just below the
+ * edge shows part of it, and the estimate then rises only to limit ÷ (1 + rise).
+ */
+const EDGE_SLOPE = 0.5;
+/** The least step a probe is judged by (a limit moved by a drop in between leaves less). */
+const MIN_STEP = 0.05;
+/** Cruising windows between probes: 3, doubled after each probe that found the edge, up to 8. */
+const CRUISE_MIN = 3;
 const CRUISE_MAX = 8;
-/** A window holds at least this many samples, two rounds of the limit, and ≈ WINDOW_MS of time. */
+/**
+ * A window holds at least this many samples, two rounds of the limit, and ≈ WINDOW_MS of time
+ * (half that in startup, which only doubles: a window of a real machine drifts by a few percent
+ * in 100 ms, and a probe's rise is 10 %).
+ */
 const MIN_SAMPLES = 32;
 const ROUNDS = 2;
-const WINDOW_MS = 100;
+const WINDOW_MS = 200;
+const STARTUP_WINDOW_MS = 100;
 /** A queue must stand this many standard errors above the baseline (noise is not a queue)… */
 const Z = 2.5;
 /**
  * …and at least 5 % above it, whatever `tolerance` says: between windows a real machine's RTT
  * drifts by a few percent (timers, collection, other processes) more than one window's spread
- * shows. A probe (+15 %) past the capacity still stands clear of it.
+ * shows.
  */
 const MIN_QUEUE = 1.05;
+/**
+ * Queued windows in a row that cut the estimate (two in startup): a stall (a collection, another
+ * process) slows a window as much as a queue, and on loopback one spanned two 200 ms windows.
+ */
+const CUT_AFTER = 3;
 /** A drop (timeout, push-back, fault) multiplies the estimate by this (AIMD's default backoff). */
 const DROP_BACKOFF = 0.9;
 
@@ -73,16 +96,18 @@ const CRUISE = 3;
  * Samples are taken in windows (see WINDOW_MS). A closed shard that serves `c` calls at once in
  * `s` ms has a mean RTT of `s` while the limit `L ≤ c`, and `s × L / c` above (Little's law): the
  * mean of a window divided by the baseline is the queue factor q. A window is queued when
- * q > `tolerance` and the rise stands Z standard errors clear of noise; two queued windows in a
- * row (one may be a passing stall) cut the estimate to L ÷ q, which is `c`.
+ * q > `tolerance` and the rise stands Z standard errors clear of noise; three queued windows in a
+ * row (a stall may span two) cut the estimate to L ÷ q, which is `c`.
  *
  * The windows cycle. Startup doubles the limit while it is used and shows no queue (the first
- * window only warms up). A probe asks for 15 % (and at least `queueSize`) more than the estimate:
- * no queue, and the estimate rises to it and probes again at once, each step twice the last
- * (BBRv2's way), so a limit far below the capacity climbs back in a few windows; a queue, and it
- * returns to the estimate and probes half as often (every 2, 4, then 8 cruising windows). A
- * measuring window, one call and 15 % below, feeds the baseline. The limit grows only when the
- * window's peak in-flight count reached it: callers that never fill it cannot push it to `max`.
+ * window only warms up). Cruising, the limit is the estimate's whole calls. A probe asks for 10 %
+ * (and at least one call) more, and is judged against the cruising windows just before it (paired,
+ * so the machine's drift cancels): an RTT that rose by half the step at least, in both of
+ * the probe's windows, is the edge — the estimate moves to load ÷ q there, and probes half as
+ * often (every 3, 6, then 8 cruising windows); less, and the estimate rises to the probe and
+ * probes again at once, 10 % at a time. A measuring window, 10 % below, feeds the baseline. The
+ * limit grows only when the window's peak in-flight count reached it: callers that never fill it
+ * cannot push it to `max`.
  *
  * A cut that does not lower the RTT, twice, means the shard got slower, not queued: the baseline
  * is re-learnt and the cut undone, instead of cutting to the floor. A baseline taken with a queue
@@ -122,10 +147,19 @@ export class GradientLimit implements ConcurrencyLimit {
   private cutMean = 0;
   /** A measuring window after a cut saw the RTT as high as before it; one more will decide. */
   private stillSlow = false;
-  /** The last window looked queued; this one confirms it (a cut) or not (a stall). */
+  /** Queued windows in a row so far, and the least mean RTT among them. */
+  private queuedRun = 0;
+  private queuedLeast = 0;
+  /** A probe's first window rose; the second confirms it (the edge) or not (a stall). */
   private suspect = false;
-  /** Probes in a row that found no queue: each asks for twice the step of the last. */
-  private probeStreak = 0;
+  /** The windows before the probe (see reference()): their mean RTT and limit. */
+  private refMean = 0;
+  private refLoad = 0;
+  private refCount = 0;
+  private refSum = 0;
+  private refMax = 0;
+  /** The mean RTT of a probe's first window. */
+  private probeFirst = 0;
   /** The limit of a measuring window that searches down for the knee (0: the usual one). */
   private measureAt = 0;
 
@@ -158,7 +192,8 @@ export class GradientLimit implements ConcurrencyLimit {
     if (inFlight > this.peak) this.peak = inFlight;
     // Little's law: the window's span of time is about Σ rtt ÷ mean in-flight.
     if (this.n < Math.max(MIN_SAMPLES, ROUNDS * this.limit)) return;
-    if (this.sum * this.n < WINDOW_MS * this.inFlightSum) return;
+    const windowMs = this.phase === STARTUP ? STARTUP_WINDOW_MS : WINDOW_MS;
+    if (this.sum * this.n < windowMs * this.inFlightSum) return;
     const n = this.n;
     if (!this.warm) {
       // The first window only warms up: connection set-up and compilation slow it.
@@ -178,7 +213,9 @@ export class GradientLimit implements ConcurrencyLimit {
     const o = this.o;
     const limit = this.limit;
     const used = peak >= limit;
-    this.lastPeak = peak;
+    // What the callers used, outside measuring windows (whose own limit would compound: each
+    // measures below the last).
+    if (this.phase !== MEASURE) this.lastPeak = peak;
     if (this.baseline === 0) this.setBaseline(Math.max(mean, 1e-3), peak);
     const noise = Z * standardError;
     const q = mean / this.baseline;
@@ -193,6 +230,12 @@ export class GradientLimit implements ConcurrencyLimit {
       }
     }
     const phase = this.phase;
+    if (phase === PROBE) {
+      if (faster) this.baseline += (mean - this.baseline) * Math.min(1, n / o.longWindow);
+      this.probe(mean, used);
+      return;
+    }
+    this.reference(mean, limit);
     if (queued) {
       if (phase === MEASURE && this.cutFrom > 0) {
         if (mean >= this.cutMean / o.tolerance && mean <= this.cutMean * o.tolerance) {
@@ -215,26 +258,17 @@ export class GradientLimit implements ConcurrencyLimit {
         this.startCruise(this.cruiseLength);
         return;
       }
-      if (phase === PROBE) {
-        // The probe found the edge: back to the estimate (nothing to cut: the estimate held),
-        // and probe less often while the edge holds.
-        this.cruiseLength = Math.min(CRUISE_MAX, this.cruiseLength * 2);
-        this.probeStreak = 0;
-        this.suspect = false;
-        this.phase = MEASURE;
-        return;
-      }
-      if (!this.suspect) {
-        // One window is not a queue yet: a passing stall (a collection, a busy machine) slows a
-        // whole window as much. Hold the limit one more window; a queue will still be there.
-        this.suspect = true;
-        return;
-      }
-      this.suspect = false;
-      this.cut(mean, q, used ? limit : peak);
+      // One window is not a queue yet: a passing stall (a collection, a busy machine) slows a
+      // whole window as much, and may span two. Hold the limit; a queue will still be there, and
+      // the least of its windows measures it (startup, far from any edge yet, decides on two).
+      this.queuedLeast = this.queuedRun === 0 ? mean : Math.min(this.queuedLeast, mean);
+      this.queuedRun++;
+      if (this.queuedRun < (phase === STARTUP ? 2 : CUT_AFTER)) return;
+      this.queuedRun = 0;
+      this.cut(mean, this.queuedLeast / this.baseline, used ? limit : peak);
       return;
     }
-    this.suspect = false;
+    this.queuedRun = 0;
     // A window clearly faster than the baseline lowers it (a first window slowed by connection
     // set-up and compilation is common); only measuring windows, below the knee, may raise it.
     if (faster && phase !== MEASURE) {
@@ -265,25 +299,97 @@ export class GradientLimit implements ConcurrencyLimit {
         );
         this.phase = MEASURE;
       }
-    } else if (phase === PROBE) {
-      this.phase = MEASURE;
-      // Grow only on a probe that was used and whose RTT held: one above the tolerance but within
-      // the noise proves nothing either way.
-      if (used && !above) {
-        const next = Math.max(this.estimate, limit);
-        this.estimate = Math.min(o.max, this.estimate + o.smoothing * (next - this.estimate));
-        this.cruiseLength = CRUISE_MIN;
-        // No queue there: probe again at once, each step twice the last (BBRv2 grows its probes
-        // the same way), so a limit far below the capacity — cut by a passing stall, or a shard
-        // that grew — climbs back in a few windows. The first queued probe ends it with a cut.
-        this.probeStreak++;
-        this.phase = PROBE;
-      } else {
-        this.probeStreak = 0;
-      }
     } else if (--this.cruiseLeft <= 0) {
       this.phase = PROBE;
     }
+  }
+
+  /**
+   * The windows a probe is judged against: those just before it at the same limit, pooled (one
+   * window's mean drifts by a few percent on a real machine, and a probe's rise is ~10 %), the
+   * slowest left out from three on (a stall only ever slows a window).
+   */
+  private reference(mean: number, load: number): void {
+    if (load !== this.refLoad) {
+      this.refLoad = load;
+      this.refCount = 0;
+      this.refSum = 0;
+      this.refMax = 0;
+    }
+    this.refCount++;
+    this.refSum += mean;
+    this.refMax = Math.max(this.refMax, mean);
+    this.refMean =
+      this.refCount < 3
+        ? this.refSum / this.refCount
+        : (this.refSum - this.refMax) / (this.refCount - 1);
+  }
+
+  /**
+   * Judges a probe against the windows just before it at the estimate (paired: the machine's slow
+   * drift cancels). Past the edge the RTT rises with the load (Little's law: +10 % calls, +10 %
+   * RTT); below it, it barely moves. A rise of half the probe's step at least, in both of
+   * its windows, is the edge. Anything less: the edge is further, and the estimate rises to the
+   * probe.
+   */
+  private probe(mean: number, used: boolean): void {
+    const o = this.o;
+    const limit = this.limit;
+    if (!used) {
+      // The callers did not fill the probe: it proves nothing either way.
+      this.suspect = false;
+      this.phase = MEASURE;
+      return;
+    }
+    const step = Math.max(MIN_STEP, limit / this.refLoad - 1);
+    const edge = step * EDGE_SLOPE;
+    if (!this.suspect && mean / this.refMean - 1 >= edge / 2) {
+      // A probe that rose lasts two windows, judged by the lesser rise: a stall slows one window
+      // as much as the edge does, and it seldom lasts two. One that did not is short of the edge.
+      this.suspect = true;
+      this.probeFirst = mean;
+      return;
+    }
+    const first = this.suspect ? this.probeFirst : mean;
+    this.suspect = false;
+    const rise = Math.min(mean, first) / this.refMean - 1;
+    if (rise >= edge) {
+      // Little's law against the RTT without a queue: the baseline, or the windows before the
+      // probe if they were faster (a measuring window may have caught a stall).
+      this.foundEdge(limit, Math.min(mean, first) / Math.min(this.baseline, this.refMean));
+      return;
+    }
+    // Short of the edge. The estimate rises towards the probe: all the way when the RTT held, to
+    // limit ÷ (1 + rise) when it rose a little (Little's law: the edge is that close).
+    const whole = Math.floor(this.estimate + 1e-9);
+    const target = Math.max(this.estimate, limit / (1 + Math.max(0, rise)));
+    this.estimate = Math.min(o.max, this.estimate + o.smoothing * (target - this.estimate));
+    this.cruiseLength = CRUISE_MIN;
+    if (Math.floor(this.estimate + 1e-9) <= whole) {
+      // Within a call of the edge: cruise at the estimate.
+      this.phase = MEASURE;
+      return;
+    }
+    // Probe again at once from here, +10 % at a time (BBR's probes grow their steps; these do
+    // not: a grown step would overshoot the edge by as much, and the limit must not swing past
+    // the capacity by a third).
+    this.reference(Math.min(mean, first), limit);
+  }
+
+  /**
+   * A probe of `load` calls found the edge, at `load ÷ q` by Little's law: the estimate moves to
+   * it, down by a tenth at most (one window may be a stall) and up to the probe at most. Then it
+   * measures, and probes half as often while the edge holds.
+   */
+  private foundEdge(load: number, q: number): void {
+    const o = this.o;
+    const target = Math.min(load, Math.max(this.estimate * EDGE_STEP, load / q));
+    this.estimate = Math.min(
+      o.max,
+      Math.max(o.min, this.estimate + o.smoothing * (target - this.estimate)),
+    );
+    this.cruiseLength = Math.min(CRUISE_MAX, this.cruiseLength * 2);
+    this.phase = MEASURE;
   }
 
   /** Cuts the estimate to the calls the shard serves at once: `load ÷ q`. Measures next. */
@@ -298,7 +404,6 @@ export class GradientLimit implements ConcurrencyLimit {
     this.phase = MEASURE;
     this.measureAt = 0;
     this.stillSlow = false;
-    this.probeStreak = 0;
   }
 
   private setBaseline(mean: number, load: number): void {
@@ -319,13 +424,15 @@ export class GradientLimit implements ConcurrencyLimit {
     const o = this.o;
     const before = this.limit;
     const estimate = this.estimate;
-    let value = estimate;
+    // Cruising, the limit is the estimate's whole calls: an estimate between two counts (Little's
+    // law gives fractions) rests on the lower one, and probes the upper one.
+    const whole = Math.floor(estimate + 1e-9);
+    let value = this.phase === STARTUP ? estimate : whole;
     if (this.phase === PROBE) {
-      const gain = Math.min(2, 1 + (PROBE_GAIN - 1) * 2 ** Math.min(this.probeStreak, 3));
-      value = Math.max(estimate * gain, estimate + o.queueSize, Math.round(estimate) + 1);
+      value = Math.max(Math.floor(estimate * PROBE_GAIN + 1e-9), whole + Math.max(1, o.queueSize));
     } else if (this.phase === MEASURE) {
       // Below what the callers used, not only below the estimate: below the load, or it shows nothing.
-      const load = Math.min(estimate, this.lastPeak);
+      const load = Math.min(whole, this.lastPeak);
       value =
         this.measureAt > 0
           ? this.measureAt

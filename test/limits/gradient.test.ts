@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type ConcurrencyLimit, ConfigError, gradient } from '../../src/index.js';
+import { seededRandom } from '../../src/testing/index.js';
 
 interface FluidShard {
   capacity: number;
@@ -51,10 +52,10 @@ describe('gradient()', () => {
 
   it('cuts a queued limit to limit × baseline ÷ RTT — the calls served at once — then measures below it', () => {
     // 4 → 8 → 16: at 16 the RTT is 16 ms against a 10 ms baseline, so the estimate is 16 / 1.6 = 10;
-    // the measuring window runs at 10 × 0.93 ÷ tolerance 1.1 = 8.45 (rounded: 8), then it
-    // cruises at 10.
+    // the measuring window runs at 10 × 0.99 ÷ tolerance 1.1 = 9, then it cruises at 10 and
+    // probes at 11.
     const seen = drive(gradient()(), { capacity: 10, serviceMs: 10, callers: 64 }, 3_000);
-    expect(steps(seen).slice(0, 5)).toEqual([4, 8, 16, 8, 10]);
+    expect(steps(seen).slice(0, 6)).toEqual([4, 8, 16, 9, 10, 11]);
   });
 
   it.each([4, 10, 40])('settles at capacity %i and holds within ±30 %', (capacity) => {
@@ -121,8 +122,8 @@ describe('gradient()', () => {
       limit.onSample({ rttMs: 5_000, inFlight: 20, dropped: true });
       seen.push(limit.limit);
     }
-    // 20 × 0.9 = 18, × 0.9 = 16.2, × 0.9 = 14.58
-    expect(seen).toEqual([18, 16, 15]);
+    // 20 × 0.9 = 18, × 0.9 = 16.2, × 0.9 = 14.58: the limit is the estimate's whole calls.
+    expect(seen).toEqual([18, 16, 14]);
   });
 
   it('never leaves [min, max]', () => {
@@ -135,6 +136,57 @@ describe('gradient()', () => {
 
   it('keeps `max` below the default start: gradient({ max: 2 }) starts at 2', () => {
     expect(gradient({ max: 2 })().limit).toBe(2);
+  });
+
+  describe("on a real shard's shape (what loopback showed: bench/adaptive.bench.ts)", () => {
+    /**
+     * A call spends `outsideMs` outside the shard (client, kernel, parsing: 1.4 ms on loopback
+     * against a 10 ms service), so the shard fills only past capacity × (service + outside) ÷
+     * service calls: 1.14 × N. Each 100 ms of virtual time the machine is a little faster or
+     * slower (±3 %), and now and then it stalls (+15 % for 100–300 ms), as a collection or another
+     * process does. Seeded: the same run every time.
+     */
+    function driveReal(capacity: number, seed: number, seconds: number): number[] {
+      const limit = gradient()();
+      const random = seededRandom(seed);
+      const serviceMs = 10;
+      const outsideMs = 1.4;
+      const seen: number[] = [];
+      let now = 0;
+      let segment = -1;
+      let factor = 1;
+      let stallLeft = 0;
+      while (now < seconds * 1000) {
+        const at = Math.floor(now / 100);
+        if (at !== segment) {
+          segment = at;
+          if (stallLeft === 0 && random() < 0.04) stallLeft = 1 + Math.floor(random() * 3);
+          factor = (1 + 0.03 * (2 * random() - 1)) * (stallLeft > 0 ? 1.15 : 1);
+          if (stallLeft > 0) stallLeft--;
+        }
+        const inFlight = Math.min(limit.limit, 64);
+        // Little's law at the shard: it serves at most capacity ÷ service calls a millisecond.
+        const rttMs = factor * Math.max(serviceMs + outsideMs, (inFlight * serviceMs) / capacity);
+        limit.onSample({ rttMs, inFlight, dropped: false });
+        seen.push(limit.limit);
+        now += rttMs / inFlight;
+      }
+      return seen;
+    }
+
+    it.each([4, 10, 40])(
+      'holds within ±30 percent of a capacity of %i, probes included, over 10 seeds',
+      (capacity) => {
+        for (let seed = 1; seed <= 10; seed++) {
+          const settled = lastHalf(driveReal(capacity, seed, 20));
+          expect([seed, Math.min(...settled), Math.max(...settled)]).toEqual([
+            seed,
+            expect.toSatisfy((v: number) => v >= 0.7 * capacity),
+            expect.toSatisfy((v: number) => v <= 1.3 * capacity),
+          ]);
+        }
+      },
+    );
   });
 
   it.each([
