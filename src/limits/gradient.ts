@@ -153,7 +153,6 @@ export class GradientLimit implements ConcurrencyLimit {
   /** A probe's first window rose; the second confirms it (the edge) or not (a stall). */
   private suspect = false;
   /** The windows before the probe (see reference()): their mean RTT and limit. */
-  private refMean = 0;
   private refLoad = 0;
   private refCount = 0;
   private refSum = 0;
@@ -319,10 +318,12 @@ export class GradientLimit implements ConcurrencyLimit {
     this.refCount++;
     this.refSum += mean;
     this.refMax = Math.max(this.refMax, mean);
-    this.refMean =
-      this.refCount < 3
-        ? this.refSum / this.refCount
-        : (this.refSum - this.refMax) / (this.refCount - 1);
+  }
+
+  private referenceMean(): number {
+    return this.refCount < 3
+      ? this.refSum / this.refCount
+      : (this.refSum - this.refMax) / (this.refCount - 1);
   }
 
   /**
@@ -333,7 +334,6 @@ export class GradientLimit implements ConcurrencyLimit {
    * probe.
    */
   private probe(mean: number, used: boolean): void {
-    const o = this.o;
     const limit = this.limit;
     if (!used) {
       // The callers did not fill the probe: it proves nothing either way.
@@ -342,8 +342,9 @@ export class GradientLimit implements ConcurrencyLimit {
       return;
     }
     const step = Math.max(MIN_STEP, limit / this.refLoad - 1);
+    const before = this.referenceMean();
     const edge = step * EDGE_SLOPE;
-    if (!this.suspect && mean / this.refMean - 1 >= edge / 2) {
+    if (!this.suspect && mean / before - 1 >= edge / 2) {
       // A probe that rose lasts two windows, judged by the lesser rise: a stall slows one window
       // as much as the edge does, and it seldom lasts two. One that did not is short of the edge.
       this.suspect = true;
@@ -352,20 +353,19 @@ export class GradientLimit implements ConcurrencyLimit {
     }
     const first = this.suspect ? this.probeFirst : mean;
     this.suspect = false;
-    const rise = Math.min(mean, first) / this.refMean - 1;
+    const rise = Math.min(mean, first) / before - 1;
     if (rise >= edge) {
       // Little's law against the RTT without a queue: the baseline, or the windows before the
       // probe if they were faster (a measuring window may have caught a stall).
-      this.foundEdge(limit, Math.min(mean, first) / Math.min(this.baseline, this.refMean));
+      this.foundEdge(limit, Math.min(mean, first) / Math.min(this.baseline, before));
       return;
     }
     // Short of the edge. The estimate rises towards the probe: all the way when the RTT held, to
     // limit ÷ (1 + rise) when it rose a little (Little's law: the edge is that close).
-    const whole = Math.floor(this.estimate + 1e-9);
-    const target = Math.max(this.estimate, limit / (1 + Math.max(0, rise)));
-    this.estimate = Math.min(o.max, this.estimate + o.smoothing * (target - this.estimate));
+    const whole = wholeCalls(this.estimate);
+    this.moveEstimate(Math.max(this.estimate, limit / (1 + Math.max(0, rise))));
     this.cruiseLength = CRUISE_MIN;
-    if (Math.floor(this.estimate + 1e-9) <= whole) {
+    if (wholeCalls(this.estimate) <= whole) {
       // Within a call of the edge: cruise at the estimate.
       this.phase = MEASURE;
       return;
@@ -382,28 +382,29 @@ export class GradientLimit implements ConcurrencyLimit {
    * measures, and probes half as often while the edge holds.
    */
   private foundEdge(load: number, q: number): void {
-    const o = this.o;
-    const target = Math.min(load, Math.max(this.estimate * EDGE_STEP, load / q));
-    this.estimate = Math.min(
-      o.max,
-      Math.max(o.min, this.estimate + o.smoothing * (target - this.estimate)),
-    );
+    this.moveEstimate(Math.min(load, Math.max(this.estimate * EDGE_STEP, load / q)));
     this.cruiseLength = Math.min(CRUISE_MAX, this.cruiseLength * 2);
     this.phase = MEASURE;
   }
 
   /** Cuts the estimate to the calls the shard serves at once: `load ÷ q`. Measures next. */
   private cut(mean: number, q: number, load: number): void {
-    const o = this.o;
     const before = this.estimate;
     if (this.cutFrom === 0) this.cutFrom = before;
     this.cutMean = mean;
     const target = Math.min(before, load / q);
-    this.estimate = Math.max(o.min, before + o.smoothing * (target - before));
+    this.moveEstimate(target);
     this.cruiseLength = CRUISE_MIN;
     this.phase = MEASURE;
     this.measureAt = 0;
     this.stillSlow = false;
+  }
+
+  /** Moves the estimate `smoothing` of the way to `target`, within [min, max]. */
+  private moveEstimate(target: number): void {
+    const o = this.o;
+    const next = this.estimate + o.smoothing * (target - this.estimate);
+    this.estimate = Math.min(o.max, Math.max(o.min, next));
   }
 
   private setBaseline(mean: number, load: number): void {
@@ -426,10 +427,10 @@ export class GradientLimit implements ConcurrencyLimit {
     const estimate = this.estimate;
     // Cruising, the limit is the estimate's whole calls: an estimate between two counts (Little's
     // law gives fractions) rests on the lower one, and probes the upper one.
-    const whole = Math.floor(estimate + 1e-9);
+    const whole = wholeCalls(estimate);
     let value = this.phase === STARTUP ? estimate : whole;
     if (this.phase === PROBE) {
-      value = Math.max(Math.floor(estimate * PROBE_GAIN + 1e-9), whole + Math.max(1, o.queueSize));
+      value = Math.max(wholeCalls(estimate * PROBE_GAIN), whole + Math.max(1, o.queueSize));
     } else if (this.phase === MEASURE) {
       // Below what the callers used, not only below the estimate: below the load, or it shows nothing.
       const load = Math.min(whole, this.lastPeak);
@@ -442,6 +443,11 @@ export class GradientLimit implements ConcurrencyLimit {
     const after = this.limit;
     if (after !== before) this.skip = Math.max(before, after);
   }
+}
+
+/** The whole calls in `x` (Little's law gives fractions; 1e-9 absorbs 9.999… for 10). */
+function wholeCalls(x: number): number {
+  return Math.floor(x + 1e-9);
 }
 
 /**
