@@ -230,7 +230,7 @@ export class GradientLimit implements ConcurrencyLimit {
     }
     const phase = this.phase;
     if (phase === PROBE) {
-      if (faster) this.baseline += (mean - this.baseline) * Math.min(1, n / o.longWindow);
+      if (faster) this.learnBaseline(mean, n);
       this.probe(mean, used);
       return;
     }
@@ -271,7 +271,7 @@ export class GradientLimit implements ConcurrencyLimit {
     // A window clearly faster than the baseline lowers it (a first window slowed by connection
     // set-up and compilation is common); only measuring windows, below the knee, may raise it.
     if (faster && phase !== MEASURE) {
-      this.baseline += (mean - this.baseline) * Math.min(1, n / o.longWindow);
+      this.learnBaseline(mean, n);
     }
     if (phase === MEASURE) {
       if (faster && this.baselineUnsure) {
@@ -285,7 +285,7 @@ export class GradientLimit implements ConcurrencyLimit {
         return;
       }
       // Otherwise the baseline learns slowly, so that noise moves it little.
-      this.baseline += (mean - this.baseline) * Math.min(1, n / o.longWindow);
+      this.learnBaseline(mean, n);
       this.cutFrom = 0;
       this.startCruise(this.cruiseLength);
     } else if (phase === STARTUP) {
@@ -405,6 +405,11 @@ export class GradientLimit implements ConcurrencyLimit {
     const o = this.o;
     const next = this.estimate + o.smoothing * (target - this.estimate);
     this.estimate = Math.min(o.max, Math.max(o.min, next));
+  }
+
+  /** Moves the baseline toward a window's mean by its n samples ÷ `longWindow`, at most all. */
+  private learnBaseline(mean: number, n: number): void {
+    this.baseline += (mean - this.baseline) * Math.min(1, n / this.o.longWindow);
   }
 
   private setBaseline(mean: number, load: number): void {
