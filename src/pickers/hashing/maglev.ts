@@ -127,6 +127,12 @@ export class Maglev implements HashOrder {
     return this.walk.next(table, -1, c, first, this.n, gate);
   }
 
+  first(key: Key): number {
+    const table = this.table;
+    if (this.n === 0) return -1;
+    return table[slotOf(this.hash(key, KEY_SEED) >>> 0, table.length)]!;
+  }
+
   shares(): Float64Array {
     return tableShares(this.table, this.n);
   }

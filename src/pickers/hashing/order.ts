@@ -19,6 +19,12 @@ export interface HashOrder {
   /** Membership index of the first shard in `key`'s order that `gate` accepts, or −1. */
   pick(key: Key, gate: Gate): number;
   /**
+   * Membership index of the first shard in `key`'s order, or −1 when there is none: what `pick`
+   * starts from, for the common pick where every shard is offered and no bound applies. Present
+   * where that is one read (a ring point, a table slot, a jump); absent, the picker asks `pick`.
+   */
+  first?(key: Key): number;
+  /**
    * Each shard's share of the keys, by membership index: exact over the 32-bit key-hash space
    * for tables and rings, expected for the others. Computed on call, off the hot path.
    */

@@ -54,6 +54,12 @@ export class ConsistentHash implements ConsistentHashPicker {
     this.checkKey(key);
     if (!this.ready(shards)) return undefined;
     const n = this.membership.length;
+    // The usual pick — every shard offered, no bound — is the key's first shard, taken as the
+    // gate would take it (skipped only for an in-flight figure that is not below Infinity).
+    if (this.c === undefined && shards.length === n && this.order.first !== undefined) {
+      const shard = shards[this.order.first(key)];
+      if (shard !== undefined && shard.inFlight < Number.POSITIVE_INFINITY) return shard;
+    }
     const gate = this.gate;
     gate.begin(shards, n, this.c === undefined ? Number.POSITIVE_INFINITY : this.bound(request, n));
     const i = this.order.pick(key, gate);
@@ -67,6 +73,9 @@ export class ConsistentHash implements ConsistentHashPicker {
   home(shards: readonly ShardState[], key: Key): ShardState | undefined {
     this.checkKey(key);
     if (!this.ready(shards)) return undefined;
+    if (shards.length === this.membership.length && this.order.first !== undefined) {
+      return shards[this.order.first(key)];
+    }
     const gate = this.gate;
     // No bound: the walk stops at the first offered shard of the key's order, and remembers it
     // even if a load figure is NaN or infinite.

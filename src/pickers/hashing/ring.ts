@@ -145,6 +145,23 @@ export class Ring implements HashOrder {
   }
 
   pick(key: Key, gate: Gate): number {
+    const k = this.position(key);
+    if (k < 0) return -1;
+    const entries = this.entries;
+    const mask = this.scale - 1;
+    const first = entries[k]! & mask;
+    if (gate.accepts(first)) return first;
+    // Skipped: the next distinct owners clockwise, each asked once.
+    return this.walk.next(entries, mask, k, first, this.n, gate);
+  }
+
+  first(key: Key): number {
+    const k = this.position(key);
+    return k < 0 ? -1 : this.entries[k]! & (this.scale - 1);
+  }
+
+  /** The entry of the key's point: the first at or after its hash, clockwise; −1 on no ring. */
+  private position(key: Key): number {
     const entries = this.entries;
     const total = entries.length;
     if (total === 0) return -1;
@@ -166,12 +183,7 @@ export class Ring implements HashOrder {
       }
     }
     // Past the bucket's points: the next bucket's first point (lo), or the ring's first.
-    const k = lo === total ? 0 : lo;
-    const mask = this.scale - 1;
-    const first = entries[k]! & mask;
-    if (gate.accepts(first)) return first;
-    // Skipped: the next distinct owners clockwise, each asked once.
-    return this.walk.next(entries, mask, k, first, this.n, gate);
+    return lo === total ? 0 : lo;
   }
 
   /**

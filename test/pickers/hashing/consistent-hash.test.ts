@@ -112,6 +112,31 @@ describe('consistentHash() keys', () => {
     },
   );
 
+  it.each(['ring', 'maglev'] as const)(
+    '%s: with every shard offered and no bound, a shard whose in-flight is not below Infinity is passed over as if not offered; home() still names it',
+    (algorithm) => {
+      // The full-membership pick reads the key's first shard directly; it must agree with the
+      // gate's walk, which the subset pick below takes.
+      const picker = consistentHash({ algorithm });
+      const all = shards(6);
+      picker.rebuild(all);
+      const ks = keys(300);
+      const homes = mapping(picker, all, ks);
+      const blocked = all[2]!;
+      const rest = all.filter((s) => s !== blocked);
+      const withoutIt = mapping(picker, rest, ks);
+      const ownKeys = ks.filter((_, i) => homes[i] === blocked.id);
+      expect(ownKeys.length).toBeGreaterThan(10);
+      for (const figure of [Number.POSITIVE_INFINITY, Number.NaN]) {
+        blocked.inFlight = figure;
+        expect(mapping(picker, all, ks)).toEqual(withoutIt);
+        for (const key of ownKeys) expect(picker.home(all, key)).toBe(blocked);
+      }
+      blocked.inFlight = 0;
+      expect(mapping(picker, all, ks)).toEqual(homes);
+    },
+  );
+
   it('a run without a key goes to the fallback, which is rebuilt with the membership', () => {
     const rebuilt: number[] = [];
     const fallback: Picker = {
