@@ -32,7 +32,9 @@ export class Feedback<T> {
     if (limiter === undefined) return;
     limiter.onSample({ rttMs, inFlight: shard.count, dropped });
     const next = Math.max(1, Math.floor(limiter.limit));
-    if (next !== shard.limit) {
+    // A limit that turns NaN (or not a number) keeps the cap it had: a NaN cap would offer the
+    // shard to no run again, and every run waiting on it would hang.
+    if (next !== shard.limit && !Number.isNaN(next)) {
       const previous = shard.limit;
       shard.limit = next;
       this.limitMoved(shard, next, previous);

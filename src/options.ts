@@ -1,4 +1,4 @@
-import { ConfigError } from './errors.js';
+import { ConfigError, describe } from './errors.js';
 import {
   type HealthOptions,
   type ResolvedHealthOptions,
@@ -151,19 +151,44 @@ export function resolveOptions(
  * every shard unless it offers `clone()`, which then makes one per shard.
  */
 function resolveLimit(value: unknown): LimitFactory | undefined {
-  if (typeof value === 'function') return value as LimitFactory;
+  if (typeof value === 'function') {
+    const factory = value as () => unknown;
+    return () => checkedLimit(factory(), 'a limit factory returned');
+  }
   if (typeof value === 'object' && value !== null) {
-    const limit = value as ConcurrencyLimit & { clone?: () => ConcurrencyLimit };
-    if (typeof limit.onSample !== 'function' || typeof limit.limit !== 'number') {
-      throw new ConfigError(
-        'maxInFlightPerShard',
-        'must be a positive integer, a limit factory such as aimd(), or a ConcurrencyLimit',
-        value,
-      );
-    }
-    return typeof limit.clone === 'function' ? () => limit.clone!() : () => limit;
+    const limit = checkedLimit(value) as ConcurrencyLimit & { clone?: () => ConcurrencyLimit };
+    return typeof limit.clone === 'function'
+      ? () => checkedLimit(limit.clone!(), 'its clone() returned')
+      : () => limit;
   }
   return undefined;
+}
+
+/**
+ * A `ConcurrencyLimit`: `onSample()` and a numeric `limit` that is not NaN (a shard whose cap is
+ * NaN would never be offered, and every run would wait on it). Checked each time a shard gets
+ * one, so `maxInFlightPerShard: gradient` (the maker, not `gradient()`) fails at once, by name.
+ */
+function checkedLimit(value: unknown, from?: string): ConcurrencyLimit {
+  const limit = value as Partial<ConcurrencyLimit> | null;
+  const valid =
+    typeof limit === 'object' &&
+    limit !== null &&
+    typeof limit.onSample === 'function' &&
+    typeof limit.limit === 'number' &&
+    !Number.isNaN(limit.limit);
+  if (valid) return limit as ConcurrencyLimit;
+  const expectation =
+    'must be a positive integer, a limit factory such as aimd(), or a ConcurrencyLimit (an object with onSample() and a numeric limit)';
+  if (from === undefined) throw new ConfigError('maxInFlightPerShard', expectation, value);
+  const hint =
+    typeof value === 'function' ? ' (pass the factory, such as gradient(), not its maker)' : '';
+  throw new ConfigError(
+    'maxInFlightPerShard',
+    `${expectation}; ${from} ${describe(value)}${hint}`,
+    value,
+    { given: false },
+  );
 }
 
 export function checkTimeout(field: string, value: unknown): number {

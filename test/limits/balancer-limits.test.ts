@@ -5,6 +5,7 @@ import {
   type ConcurrencyLimit,
   ConfigError,
   fixed,
+  gradient,
   roundRobin,
 } from '../../src/index.js';
 import { ManualClock, seededRandom } from '../../src/testing/index.js';
@@ -120,5 +121,95 @@ describe('adaptive limits in the Balancer', () => {
           maxInFlightPerShard: { max: 3 } as never,
         }),
     ).toThrow(ConfigError);
+  });
+
+  it('rejects a factory whose product is not a limit, by name, before any run can wait on it', () => {
+    const field = (fn: () => unknown) => {
+      try {
+        fn();
+      } catch (error) {
+        expect(error).toBeInstanceOf(ConfigError);
+        return { field: (error as ConfigError).field, message: (error as Error).message };
+      }
+      throw new Error('did not throw');
+    };
+    // The maker instead of the factory: gradient() would make a factory, not a limit.
+    const maker = field(
+      () =>
+        new Balancer({ shards: [{ id: 'a', target: 1 }], maxInFlightPerShard: gradient as never }),
+    );
+    expect(maker.field).toBe('maxInFlightPerShard');
+    expect(maker.message).toMatch(/a limit factory returned a function/);
+    expect(maker.message).toMatch(/gradient\(\), not its maker/);
+    const products: unknown[] = [5, undefined, { limit: 4 }, { limit: Number.NaN, onSample() {} }];
+    for (const product of products) {
+      const made = field(
+        () =>
+          new Balancer({
+            shards: [{ id: 'a', target: 1 }],
+            maxInFlightPerShard: (() => product) as never,
+          }),
+      );
+      expect(made.field).toBe('maxInFlightPerShard');
+      expect(made.message).toMatch(/a limit factory returned/);
+    }
+    expect(
+      field(
+        () =>
+          new Balancer({
+            shards: [{ id: 'a', target: 1 }],
+            maxInFlightPerShard: { limit: Number.NaN, onSample() {} } as never,
+          }),
+      ).field,
+    ).toBe('maxInFlightPerShard');
+    // A clone that is not a limit, and a shard added later: refused there, membership unchanged.
+    const cloning = { limit: 2, onSample() {}, clone: () => ({}) };
+    expect(
+      field(() => new Balancer({ shards: [{ id: 'a', target: 1 }], maxInFlightPerShard: cloning }))
+        .message,
+    ).toMatch(/its clone\(\) returned/);
+    let calls = 0;
+    const balancer = new Balancer({
+      shards: [{ id: 'a', target: 1 }],
+      maxInFlightPerShard: (() => (++calls === 1 ? fixed(3)() : gradient)) as never,
+    });
+    expect(field(() => balancer.addShard({ id: 'b', target: 2 })).field).toBe(
+      'maxInFlightPerShard',
+    );
+    expect(balancer.shards.map((s) => s.id)).toEqual(['a']);
+  });
+
+  it('keeps the last cap when a custom limit turns NaN: every run still completes', async () => {
+    const clock = new ManualClock();
+    let limit = 2;
+    const balancer = new Balancer({
+      shards: [{ id: 'a', target: 1 }],
+      maxInFlightPerShard: () => ({
+        get limit() {
+          return limit;
+        },
+        onSample() {
+          limit = Number.NaN;
+        },
+      }),
+      clock,
+      retry: false,
+    });
+    const wait = () => new Promise<string>((resolve) => clock.setTimer(() => resolve('ok'), 10));
+    const settled: string[] = [];
+    const runs = Array.from({ length: 6 }, () =>
+      balancer.run(wait).then((v) => {
+        settled.push(v);
+      }),
+    );
+    for (let round = 0; round < 3; round++) {
+      await flush();
+      // Two at a time: the cap of 2 holds after the limit turned NaN.
+      expect(balancer.stats().shards[0]!.inFlight).toBe(2);
+      expect(balancer.stats().shards[0]!.limit).toBe(2);
+      clock.advance(10);
+    }
+    await Promise.all(runs);
+    expect(settled).toHaveLength(6);
   });
 });
