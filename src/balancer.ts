@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream';
-import { EventEmitter } from 'eventemitter3';
+import { GuardedEmitter } from './callbacks.js';
 import { Dispatcher } from './dispatcher.js';
 import { ConfigError } from './errors.js';
 import type { BalancerEvents } from './events.js';
@@ -64,7 +64,7 @@ export interface BalancerExtension<T, S> {
  * }
  * await balancer.drain();
  */
-export class Balancer<T = unknown, S = ShardSpec<T>> extends EventEmitter<BalancerEvents> {
+export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<BalancerEvents> {
   readonly clock: Clock;
   readonly random: RandomSource;
   readonly picker: Picker;

@@ -4,6 +4,8 @@
  * pickers decide (tower's `Load`, Finagle's failure accrual): this is the one place that writes
  * a shard's figures after an attempt.
  */
+
+import { rethrowLater } from './callbacks.js';
 import { BalancerClosedError, PushBackError, ShardRemovedError } from './errors.js';
 import type { OutlierDetector } from './health/outlier.js';
 import type { Shard } from './shard.js';
@@ -20,7 +22,13 @@ export class Feedback<T> {
 
   /** True when `error` is worth another shard (what the retry decision starts from). */
   retryable(error: unknown): boolean {
-    return this.classify(error);
+    try {
+      return this.classify(error);
+    } catch (thrown) {
+      // A classifier that throws says nothing: the attempt's error is not retried.
+      rethrowLater(thrown);
+      return false;
+    }
   }
 
   /**
@@ -30,8 +38,15 @@ export class Feedback<T> {
   sample(shard: Shard<T>, rttMs: number, dropped: boolean): void {
     const limiter = shard.limiter;
     if (limiter === undefined) return;
-    limiter.onSample({ rttMs, inFlight: shard.count, dropped });
-    const next = Math.max(1, Math.floor(limiter.limit));
+    let next: number;
+    try {
+      limiter.onSample({ rttMs, inFlight: shard.count, dropped });
+      next = Math.max(1, Math.floor(limiter.limit));
+    } catch (thrown) {
+      // A limit that throws keeps the cap it had.
+      rethrowLater(thrown);
+      return;
+    }
     // A limit that turns NaN (or not a number) keeps the cap it had: a NaN cap would offer the
     // shard to no run again, and every run waiting on it would hang.
     if (next !== shard.limit && !Number.isNaN(next)) {

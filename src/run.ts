@@ -3,6 +3,7 @@
  * see (`RunContext`, `RunFn`, `RunOptions`) are declared here too, below the balancer that uses
  * them.
  */
+import { rethrowLater } from './callbacks.js';
 import type { AttemptRecord } from './errors.js';
 import type { RouteReason } from './events.js';
 import type { QueueNode } from './queue.js';
@@ -114,8 +115,8 @@ export class AttemptContext implements RunContext {
     const more = this.#more;
     this.#listener = undefined;
     this.#more = undefined;
-    first?.(reason);
-    if (more !== undefined) for (const listener of more) listener(reason);
+    if (first !== undefined) call(first, reason);
+    if (more !== undefined) for (const listener of more) call(listener, reason);
   }
 
   #remove(listener: (reason: unknown) => void): void {
@@ -189,3 +190,12 @@ export class Run<T> implements QueueNode {
 }
 
 function noop(): void {}
+
+/** One `onAbort` listener: a throw is the caller's bug, thrown again on its own turn. */
+function call(listener: (reason: unknown) => void, reason: unknown): void {
+  try {
+    listener(reason);
+  } catch (error) {
+    rethrowLater(error);
+  }
+}

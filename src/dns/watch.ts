@@ -1,5 +1,5 @@
 import { Resolver } from 'node:dns/promises';
-import { EventEmitter } from 'eventemitter3';
+import { GuardedEmitter } from '../callbacks.js';
 import { ConfigError } from '../errors.js';
 import type { Clock, RandomSource, ShardSpec, ShardState } from '../types.js';
 import { type DnsWatchOptions, type ResolvedDnsOptions, resolveDnsOptions } from './options.js';
@@ -55,7 +55,7 @@ export const RETRY_BASE_MS = 1_000;
  * watch.on('change', ({ added, removed }) => log.info({ added, removed }, 'shards changed'));
  * await watch.ready;
  */
-export class DnsWatch extends EventEmitter<DnsWatchEvents> {
+export class DnsWatch extends GuardedEmitter<DnsWatchEvents> {
   /** Resolves once the first resolution has been applied; rejects if closed before that. */
   readonly ready: Promise<void>;
   readonly #balancer: DnsMembership<unknown>;
