@@ -118,9 +118,9 @@ export class Maglev implements HashOrder {
   }
 
   pick(key: Key, gate: Gate): number {
-    const table = this.table;
     if (this.n === 0) return -1;
-    const c = slotOf(this.hash(key, KEY_SEED) >>> 0, table.length);
+    const table = this.table;
+    const c = this.slot(key);
     const first = table[c]!;
     if (gate.accepts(first)) return first;
     // Skipped: the owners of the following slots, each asked once.
@@ -128,9 +128,12 @@ export class Maglev implements HashOrder {
   }
 
   first(key: Key): number {
-    const table = this.table;
-    if (this.n === 0) return -1;
-    return table[slotOf(this.hash(key, KEY_SEED) >>> 0, table.length)]!;
+    return this.n === 0 ? -1 : this.table[this.slot(key)]!;
+  }
+
+  /** The key's slot in the table. */
+  private slot(key: Key): number {
+    return slotOf(this.hash(key, KEY_SEED) >>> 0, this.table.length);
   }
 
   shares(): Float64Array {

@@ -21,7 +21,7 @@ export interface HashOrder {
   /**
    * Membership index of the first shard in `key`'s order, or −1 when there is none: what `pick`
    * starts from, for the common pick where every shard is offered and no bound applies. Present
-   * where that is one read (a ring point, a table slot, a jump); absent, the picker asks `pick`.
+   * where that is one read (a ring point, a table slot); absent, the picker asks `pick`.
    */
   first?(key: Key): number;
   /**
