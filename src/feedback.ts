@@ -4,7 +4,6 @@
  * pickers decide (tower's `Load`, Finagle's failure accrual): this is the one place that writes
  * a shard's figures after an attempt.
  */
-
 import { rethrowLater } from './callbacks.js';
 import { BalancerClosedError, PushBackError, ShardRemovedError } from './errors.js';
 import type { OutlierDetector } from './health/outlier.js';
