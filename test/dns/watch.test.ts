@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type DnsWatch, watchDns } from '../../src/dns/index.js';
 import { createHttpBalancer, type HttpBalancer } from '../../src/http/index.js';
 import { Balancer, ConfigError } from '../../src/index.js';
@@ -174,6 +174,56 @@ describe.skipIf(DNSMASQ === undefined)('watchDns against dnsmasq', () => {
     clock.advance(clock.nextTimerAt()! - clock.now());
     expect(await change).toMatchObject({ added: [], removed: ['127.0.0.12:80'] });
     expect(ids(balancer)).toEqual(['127.0.0.11:80']);
+  });
+
+  it('a change listener that throws: the set is applied, no DNS error is reported, refreshes go on, and the throw is rethrown on its own', async () => {
+    dns = await DnsServer.start({ hosts: { ingest: ['127.0.0.11'] } });
+    const clock = new ManualClock();
+    const balancer = balancerOn(clock);
+    watch = watchDns(balancer, { hostname: NAME, port: 8080, servers: [dns.address] });
+    await watch.ready;
+    const errors: unknown[] = [];
+    watch.on('error', (error) => errors.push(error));
+    // What the watch throws again on a turn of its own (an uncaught exception, which would fail
+    // the vitest run), caught here; anything else queued meanwhile still runs.
+    const rethrown: unknown[] = [];
+    const microtasks = vi.spyOn(globalThis, 'queueMicrotask').mockImplementation((callback) => {
+      try {
+        callback();
+      } catch (error) {
+        rethrown.push(error);
+      }
+    });
+    try {
+      const throwing = () => {
+        throw new Error('change listener bug');
+      };
+      let change = next(watch, 'change');
+      watch.on('change', throwing);
+      await dns.setHosts({ ingest: ['127.0.0.11', '127.0.0.12'] });
+      clock.advance(1_000);
+      expect((await change).added).toEqual(['127.0.0.12:8080']);
+      // The next refresh comes on the usual schedule (no failure backoff) and applies too. (The
+      // throwing listener goes last again: listeners after it are skipped, as in Node.)
+      watch.off('change', throwing);
+      change = next(watch, 'change');
+      watch.on('change', throwing);
+      await dns.setHosts({ ingest: ['127.0.0.13'] });
+      clock.advance(1_000);
+      expect(await change).toEqual({
+        added: ['127.0.0.13:8080'],
+        removed: ['127.0.0.11:8080', '127.0.0.12:8080'],
+        reweighted: [],
+      });
+    } finally {
+      microtasks.mockRestore();
+    }
+    expect(ids(balancer)).toEqual(['127.0.0.13:8080']);
+    expect(errors).toEqual([]);
+    expect(rethrown.map((e) => (e as Error).message)).toEqual([
+      'change listener bug',
+      'change listener bug',
+    ]);
   });
 
   it('treats an empty answer (a name without addresses) as a failure', async () => {
