@@ -15,6 +15,7 @@ import type { Clock, Picker, RandomSource, ShardSpec } from './types.js';
 import {
   checkKnownKeys,
   checkObjectLike,
+  checkPickerObject,
   checkPlainObject,
   denseArray,
   duration,
@@ -208,7 +209,7 @@ function checkPrefer(value: unknown): void {
 }
 
 export function checkPicker(picker: unknown): asserts picker is Picker {
-  checkObjectLike('picker', picker);
+  checkPickerObject('picker', picker);
   fn('picker.pick', (picker as Picker).pick);
   if ((picker as Picker).rebuild !== undefined) fn('picker.rebuild', (picker as Picker).rebuild);
   if (typeof (picker as Picker).name !== 'string') {

@@ -58,6 +58,23 @@ export function checkObjectLike(field: string, value: unknown): asserts value is
 }
 
 /**
+ * A picker object. A function gets its own hint: `picker: p2c` (the maker) for `p2c()` is the
+ * usual slip, and "must be an object, got a function" does not say what to change.
+ */
+export function checkPickerObject(field: string, value: unknown): asserts value is object {
+  if (typeof value === 'function') {
+    const maker = /^[A-Za-z_$][\w$]{0,39}$/.test(value.name) ? value.name : 'p2c';
+    throw new ConfigError(
+      field,
+      `must be a Picker (an object with pick()), got a function: call the maker, as in \`${maker}()\``,
+      value,
+      { given: false },
+    );
+  }
+  checkObjectLike(field, value);
+}
+
+/**
  * True for an object literal or a null-prototype object — also one from another realm (a `vm`
  * context, a worker's structured clone), whose `Object.prototype` is not this one.
  */

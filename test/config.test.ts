@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { Balancer, type BalancerOptions, ConfigError, isShardwiseError } from '../src/index.js';
+import {
+  Balancer,
+  type BalancerOptions,
+  ConfigError,
+  isShardwiseError,
+  leastInFlight,
+  p2c,
+} from '../src/index.js';
 import { ManualClock, seededRandom } from '../src/testing/index.js';
 
 const shard = { id: 'a', target: 'a' };
@@ -151,6 +158,18 @@ const INVALID: [string, Record<string, unknown>, string, string][] = [
   ['picker without pick', { picker: { name: 'mine' } }, 'picker.pick', 'undefined'],
   ['picker without a name', { picker: { pick: () => undefined } }, 'picker.name', 'undefined'],
   ['picker a string', { picker: 'p2c' }, 'picker', '"p2c" (string)'],
+  [
+    'picker the maker p2c, not p2c()',
+    { picker: p2c },
+    'picker',
+    'got a function: call the maker, as in `p2c()`',
+  ],
+  [
+    'picker the maker leastInFlight',
+    { picker: leastInFlight },
+    'picker',
+    'as in `leastInFlight()`',
+  ],
   ['clock without setTimer', { clock: { now: () => 0 } }, 'clock.setTimer', 'undefined'],
   ['clock without now', { clock: { setTimer: () => () => {} } }, 'clock.now', 'undefined'],
   ['random not a function', { random: 0.5 }, 'random', '0.5 (number)'],

@@ -1,6 +1,12 @@
 import { ConfigError } from '../../errors.js';
 import { murmur3_32 } from '../../hash/murmur3.js';
-import { checkKnownKeys, checkObject, oneOf, positiveInt } from '../../validate.js';
+import {
+  checkKnownKeys,
+  checkObject,
+  checkPickerObject,
+  oneOf,
+  positiveInt,
+} from '../../validate.js';
 import { Jump } from './jump.js';
 import { checkTableSize, Maglev } from './maglev.js';
 import type { HashOrder } from './order.js';
@@ -60,10 +66,8 @@ export function consistentHash(options: ConsistentHashOptions = {}): ConsistentH
     );
   }
   const fallback = options.fallback;
-  if (
-    fallback !== undefined &&
-    (typeof fallback !== 'object' || fallback === null || typeof fallback.pick !== 'function')
-  ) {
+  if (fallback !== undefined) checkPickerObject('consistentHash.fallback', fallback);
+  if (fallback !== undefined && typeof fallback.pick !== 'function') {
     throw new ConfigError(
       'consistentHash.fallback',
       'must be a Picker (an object with pick())',

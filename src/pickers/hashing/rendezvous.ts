@@ -73,7 +73,8 @@ export class Rendezvous implements HashOrder {
     const n = this.n;
     const seeds = this.seeds;
     // The common case — every shard offered, no load bound, equal weights — is a plain max over
-    // the seeds, touching no ShardState.
+    // the seeds, reading one ShardState: the winner's, which the walk below would pass over if its
+    // in-flight figure is not below Infinity (NaN or Infinity, as only a standalone user can set).
     if (this.uniform && candidates.length === n && gate.limit === Number.POSITIVE_INFINITY) {
       let best = -1;
       let bestScore = -1;
@@ -84,8 +85,10 @@ export class Rendezvous implements HashOrder {
           best = i;
         }
       }
-      gate.firstOffered = best;
-      return best;
+      if (best < 0 || candidates[best]!.inFlight < gate.limit) {
+        gate.firstOffered = best;
+        return best;
+      }
     }
     // One pass over the offered shards: the best of all is the key's first offered choice, the
     // best under the load bound is the pick.

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, MissingKeyError } from '../../../src/errors.js';
 import { consistentHash } from '../../../src/pickers/hashing/index.js';
+import { roundRobin } from '../../../src/pickers/round-robin.js';
 import type { Picker } from '../../../src/types.js';
 import { keys, mapping, request, shards } from './helpers.js';
 
@@ -91,6 +92,9 @@ describe('consistentHash() options', () => {
     configError(() => consistentHash({ hash: 42 as never }), 'consistentHash.hash');
     configError(() => consistentHash({ fallback: {} as Picker }), 'consistentHash.fallback');
     configError(() => consistentHash({ fallback: (() => 0) as never }), 'consistentHash.fallback');
+    expect(() => consistentHash({ fallback: roundRobin as never })).toThrow(
+      'got a function: call the maker, as in `roundRobin()`',
+    );
   });
 
   it('rejects unequal weights under jump, at rebuild', () => {
@@ -112,7 +116,7 @@ describe('consistentHash() keys', () => {
     },
   );
 
-  it.each(['ring', 'maglev'] as const)(
+  it.each(ALGORITHMS)(
     '%s: with every shard offered and no bound, a shard whose in-flight is not below Infinity is passed over as if not offered; home() still names it',
     (algorithm) => {
       // The full-membership pick reads the key's first shard directly; it must agree with the
