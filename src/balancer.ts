@@ -244,13 +244,20 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
    * resources (connection pools).
    */
   close(options: { drain?: boolean; timeoutMs?: number } = {}): Promise<void> {
-    checkObject('close options', options);
-    checkKnownKeys('close options', options, ['drain', 'timeoutMs']);
-    const drain = options.drain === undefined ? true : bool('drain', options.drain);
-    const timeoutMs =
-      options.timeoutMs === undefined
-        ? Number.POSITIVE_INFINITY
-        : checkTimeout('close.timeoutMs', options.timeoutMs);
+    let drain: boolean;
+    let timeoutMs: number;
+    try {
+      checkObject('close options', options);
+      checkKnownKeys('close options', options, ['drain', 'timeoutMs']);
+      drain = options.drain === undefined ? true : bool('drain', options.drain);
+      timeoutMs =
+        options.timeoutMs === undefined
+          ? Number.POSITIVE_INFINITY
+          : checkTimeout('close.timeoutMs', options.timeoutMs);
+    } catch (error) {
+      // Like every method that returns a promise, bad input rejects it rather than throwing.
+      return Promise.reject(error);
+    }
     return this.#dispatcher.close(drain, timeoutMs).then(() => this.#membership.close(drain));
   }
 

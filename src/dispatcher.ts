@@ -133,34 +133,31 @@ export class Dispatcher<T> {
    */
   run<R>(fn: RunFn<T, R>, options?: RunOptions): Promise<R> {
     if (typeof fn !== 'function')
-      return Promise.reject(new ConfigError('fn', 'must be a function', fn));
+      return this.#refuse(new ConfigError('fn', 'must be a function', fn));
     const o = this.#settings;
     let rule: CompiledRequirement | undefined;
     try {
       readRunOptions(options, this.#options.timeoutMs, o);
     } catch (error) {
-      return Promise.reject(error);
+      return this.#refuse(error);
     }
     // Read before any user code (a policy) could start another run and reuse the settings.
     const { key, signal, timeoutMs, idempotent, bytes, require, meta } = o;
     try {
       rule = ruleOf(require, meta, this.#parts.policy, this.#candidates);
     } catch (error) {
-      return Promise.reject(error);
+      return this.#refuse(error);
     }
-    if (this.#closed) return Promise.reject(new BalancerClosedError());
-    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (this.#closed) return this.#refuse(new BalancerClosedError());
+    if (signal?.aborted) return this.#refuse(signal.reason);
     const waiting = this.#waiting;
     if (waiting.queued >= waiting.ceiling)
-      return Promise.reject(new QueueFullError(this.#options.maxQueued, waiting.ceiling));
+      return this.#refuse(new QueueFullError(this.#options.maxQueued, waiting.ceiling));
     const queueFirst = waiting.queue.size > 0;
-    if (
-      queueFirst &&
-      this.#options.overflow === 'reject' &&
-      waiting.queued >= this.#options.maxQueued
-    ) {
-      return Promise.reject(new QueueFullError(this.#options.maxQueued));
-    }
+    // overflow 'reject': a run that would wait — in the queue or in its home's line — while
+    // maxQueued wait already is refused, whichever way it would have waited.
+    const full = this.#options.overflow === 'reject' && waiting.queued >= this.#options.maxQueued;
+    if (queueFirst && full) return this.#refuse(new QueueFullError(this.#options.maxQueued));
     // One clock read for admission and the fast path's route (a read costs ~0.1 µs).
     const now = this.#clock.now();
     return new Promise<R>((resolve, reject) => {
@@ -181,10 +178,10 @@ export class Dispatcher<T> {
       if (signal !== undefined) this.#signals.add(signal, run);
       // Fast path: nothing waits ahead of this run, so route it at once.
       if (!queueFirst && this.#inFlight < this.#options.maxInFlight) {
-        if (this.#route(run, now)) return;
+        if (this.#route(run, now, full)) return;
       }
-      if (this.#options.overflow === 'reject' && waiting.queued >= this.#options.maxQueued) {
-        this.#settle(run, false, new QueueFullError(this.#options.maxQueued));
+      if (full) {
+        this.#settle(run, false, new QueueFullError(this.#options.maxQueued), true);
         return;
       }
       waiting.enqueue(run, false, now);
@@ -232,10 +229,15 @@ export class Dispatcher<T> {
 
   /**
    * Routes `run`'s next attempt and acts on it: starts it, puts it in its home's line, or settles
-   * it with the routing error. False when it must wait in the queue.
+   * it with the routing error. False when it must wait in the queue. With `full`, a run that would
+   * wait (queue or line) is refused with `QueueFullError` instead (overflow 'reject').
    */
-  #route(run: Run<T>, now: number): boolean {
+  #route(run: Run<T>, now: number, full = false): boolean {
     const route: Route<T> = this.#parts.router.route(run, now);
+    if (full && (route === WAIT || route === PARK)) {
+      this.#settle(run, false, new QueueFullError(this.#options.maxQueued), true);
+      return true;
+    }
     if (route === WAIT) return false;
     if (route === PARK) {
       this.#waiting.park(run, run.keyed!.home!);
@@ -462,8 +464,17 @@ export class Dispatcher<T> {
     for (const run of [...this.#active]) this.#abortRun(run, error);
   }
 
-  /** Settles a run exactly once and updates the figures. */
-  #settle(run: Run<T>, ok: boolean, value: unknown): void {
+  /** A run() call refused before admission: counted in `refused`, never in `failed`. */
+  #refuse(error: unknown): Promise<never> {
+    this.#parts.figures.refused++;
+    return Promise.reject(error);
+  }
+
+  /**
+   * Settles a run exactly once and updates the figures; `refused`: turned away at admission
+   * (`QueueFullError` once routing showed it would wait), counted as refused, not failed.
+   */
+  #settle(run: Run<T>, ok: boolean, value: unknown, refused = false): void {
     if (run.state === 'settled') return;
     if (run.waiting) {
       this.#waiting.leave(run);
@@ -479,7 +490,8 @@ export class Dispatcher<T> {
       this.#parts.figures.completed++;
       run.resolve(value);
     } else {
-      this.#parts.figures.failed++;
+      if (refused) this.#parts.figures.refused++;
+      else this.#parts.figures.failed++;
       run.reject(value);
     }
     if (--this.#pending === 0) {

@@ -30,8 +30,14 @@ export interface BalancerStats {
   inFlight: number;
   /** Runs that succeeded. */
   completed: number;
-  /** Runs that rejected. */
+  /** Admitted runs that rejected. */
   failed: number;
+  /**
+   * `run()` calls turned away before admission, each rejected at once: invalid arguments, the
+   * balancer closed, the caller's signal already aborted, or the queue full (`QueueFullError`).
+   * Every call is counted once: `completed + failed + refused` is the number of settled calls.
+   */
+  refused: number;
   /** Retry attempts started. */
   retries: number;
   /** Retries refused by the retry budget. */
@@ -53,6 +59,7 @@ export interface BalancerStats {
 export class Figures {
   completed = 0;
   failed = 0;
+  refused = 0;
   retries = 0;
   budgetExhausted = 0;
   readonly displaced: DisplacedCounts = { total: 0, capped: 0, ejected: 0, retry: 0, bounded: 0 };
@@ -107,6 +114,7 @@ export class Figures {
       inFlight: live.inFlight,
       completed: this.completed,
       failed: this.failed,
+      refused: this.refused,
       retries: this.retries,
       budgetExhausted: this.budgetExhausted,
       spills: live.spills,

@@ -3,6 +3,8 @@ import {
   Balancer,
   BalancerClosedError,
   type BalancerOptions,
+  ConfigError,
+  consistentHash,
   type FailureEvent,
   isShardwiseError,
   leastInFlight,
@@ -187,6 +189,84 @@ describe('admission and queueing', () => {
     await tick(clock, 30);
     expect(await Promise.all([running, q1, q2, fits])).toEqual([0, 1, 2, 4]);
     expect(balancer.stats()).toMatchObject({ completed: 4, queued: 0 });
+  });
+
+  it("overflow 'reject' holds for keyed runs too: a run that would wait in its home's line past maxQueued is refused", async () => {
+    const { clock, balancer } = make({
+      picker: consistentHash(),
+      maxInFlightPerShard: 1,
+      maxQueued: 1,
+      overflow: 'reject',
+    });
+    const home = balancer.homeOf('k')!;
+    const other = ['a', 'b'].find((id) => id !== home)!;
+    const otherKey = Array.from({ length: 64 }, (_, i) => `o${i}`).find(
+      (k) => balancer.homeOf(k) === other,
+    )!;
+    const running = balancer.run(() => resolveAfter(clock, 10, 'first'), { key: 'k' });
+    const parked = balancer.run(() => resolveAfter(clock, 10, 'second'), { key: 'k' });
+    expect(balancer.stats().queued).toBe(1);
+    // The queue proper is empty: only the home's line holds a run. The old check looked at the
+    // queue alone, and this run waited in the line, queued 2 of maxQueued 1.
+    const full = track(balancer.run(() => resolveAfter(clock, 10, 'third'), { key: 'k' }));
+    await flush();
+    expect(full.ok).toBe(false);
+    expect(full.error).toBeInstanceOf(QueueFullError);
+    expect(balancer.stats()).toMatchObject({ queued: 1, refused: 1, failed: 0 });
+    // A run whose home has room still starts at once: nothing waits for it.
+    const elsewhere = balancer.run(() => resolveAfter(clock, 10, 'other'), { key: otherKey });
+    expect(balancer.stats().inFlight).toBe(2);
+    // An unkeyed run that would wait while the line holds maxQueued is refused the same way,
+    // and counted once, as refused (it used to count as failed).
+    const unkeyed = track(balancer.run(() => resolveAfter(clock, 10, 'unkeyed')));
+    await flush();
+    expect(unkeyed.error).toBeInstanceOf(QueueFullError);
+    expect(balancer.stats()).toMatchObject({ queued: 1, refused: 2, failed: 0 });
+    await tick(clock, 30);
+    expect(await Promise.all([running, parked, elsewhere])).toEqual(['first', 'second', 'other']);
+    expect(balancer.stats()).toMatchObject({ completed: 3, failed: 0, refused: 2, queued: 0 });
+  });
+
+  it('stats().refused counts every run() call turned away before admission, and only those', async () => {
+    const { clock, balancer } = make(
+      { maxInFlightPerShard: 1, maxQueued: 1, overflow: 'reject', retry: false },
+      ['a'],
+    );
+    const outcomes = [
+      track(balancer.run(() => resolveAfter(clock, 10, 'ok'))),
+      track(balancer.run(() => resolveAfter(clock, 10, 'queued'))),
+      track(balancer.run(() => resolveAfter(clock, 10, 'full'))),
+      track(balancer.run(42 as never)),
+      track(balancer.run(async () => 'bad options', { timeoutMs: -1 })),
+      track(balancer.run(async () => 'aborted', { signal: AbortSignal.abort(new Error('gone')) })),
+    ];
+    await tick(clock, 30);
+    outcomes.push(
+      track(
+        balancer.run(() => {
+          throw new Error('fails');
+        }),
+      ),
+    );
+    await tick(clock, 10);
+    await balancer.close();
+    outcomes.push(track(balancer.run(async () => 'closed')));
+    await flush();
+    expect(outcomes.map((o) => o.settled)).toEqual(outcomes.map(() => true));
+    expect(outcomes.map((o) => o.ok)).toEqual([
+      true,
+      true,
+      false,
+      false,
+      false,
+      false,
+      false,
+      false,
+    ]);
+    const stats = balancer.stats();
+    // Refused: full, not a function, bad options, aborted, closed. Failed: the run that threw.
+    expect(stats).toMatchObject({ completed: 2, failed: 1, refused: 5 });
+    expect(stats.completed + stats.failed + stats.refused).toBe(outcomes.length);
   });
 
   it("overflow 'wait': accepts past maxQueued, emits saturated, ready() waits until queued < maxQueued", async () => {
@@ -420,10 +500,16 @@ describe('close', () => {
     await expect(balancer.run(async () => 1)).rejects.toBeInstanceOf(BalancerClosedError);
   });
 
-  it('close() validates its options', () => {
+  it('close() validates its options, rejecting the promise it returns (it does not throw)', async () => {
     const { balancer } = make();
-    expect(() => balancer.close({ drain: 'no' } as never)).toThrow(/`drain` must be a boolean/);
-    expect(() => balancer.close({ now: true } as never)).toThrow(/close options.now/);
+    const bad = [{ drain: 'no' }, { now: true }, { timeoutMs: -1 }];
+    const returned = bad.map((options) => balancer.close(options as never));
+    await expect(returned[0]).rejects.toThrow(/`drain` must be a boolean/);
+    await expect(returned[1]).rejects.toThrow(/close options.now/);
+    await expect(returned[2]).rejects.toBeInstanceOf(ConfigError);
+    // Nothing was closed by a refused call.
+    expect(balancer.closed).toBe(false);
+    await expect(balancer.run(async () => 'still open')).resolves.toBe('still open');
   });
 });
 

@@ -4,6 +4,7 @@ import {
   Balancer,
   BalancerClosedError,
   type BalancerOptions,
+  consistentHash,
   leastInFlight,
   p2c,
   peakEwma,
@@ -32,7 +33,8 @@ interface Plan {
   maxQueued: number;
   overflow: 'wait' | 'reject';
   timeoutMs: number;
-  picker: 'roundRobin' | 'p2c' | 'peakEwma' | 'leastInFlight' | 'random';
+  /** consistentHash: strict affinity, each run keyed `k0`…`k3` (runs wait in their home's line). */
+  picker: 'roundRobin' | 'p2c' | 'peakEwma' | 'leastInFlight' | 'random' | 'consistentHash';
   retry: false | { attempts: number; baseMs: number; budget: boolean };
   health: false | { consecutiveFailures: number; baseEjectionMs: number };
   seed: number;
@@ -63,6 +65,7 @@ const plan: fc.Arbitrary<Plan> = fc.record({
     'peakEwma',
     'leastInFlight',
     'random',
+    'consistentHash',
   ),
   retry: fc.oneof(
     fc.constant<false>(false),
@@ -94,14 +97,21 @@ const plan: fc.Arbitrary<Plan> = fc.record({
   ),
 });
 
-const PICKERS = { roundRobin, p2c, peakEwma, leastInFlight, random };
+const PICKERS = {
+  roundRobin,
+  p2c,
+  peakEwma,
+  leastInFlight,
+  random,
+  consistentHash: () => consistentHash(),
+};
 
 interface Tracked {
   handlerCalls: number;
   ok: boolean | undefined;
   error: unknown;
   settledAtMs: number;
-  /** Not admitted: closed, or aborted, before run() was called (rejected without counting). */
+  /** Not admitted: closed, or aborted, before run() was called (counted as refused). */
   refusedAtCall: boolean;
   closedAtCall: boolean;
   lateCalls: number;
@@ -132,6 +142,7 @@ async function check(p: Plan): Promise<void> {
   const tracked: Tracked[] = [];
   let closing: { done: boolean } | undefined;
   let removed = p.removal === undefined;
+  let mostQueued = 0;
 
   p.runs.forEach((r, i) => {
     const controller = r.abortAtMs === undefined ? undefined : new AbortController();
@@ -165,7 +176,14 @@ async function check(p: Plan): Promise<void> {
             return new Promise<never>(() => {});
         }
       };
-      balancer.run(fn, { idempotent: r.idempotent, signal: controller?.signal }).then(
+      const key = p.picker === 'consistentHash' ? `k${i % 4}` : undefined;
+      const running = balancer.run(fn, {
+        idempotent: r.idempotent,
+        signal: controller?.signal,
+        key,
+      });
+      mostQueued = Math.max(mostQueued, balancer.stats().queued);
+      running.then(
         () => {
           t.handlerCalls++;
           t.ok = true;
@@ -224,12 +242,17 @@ async function check(p: Plan): Promise<void> {
   );
   if (p.overflow === 'wait') {
     expect(tracked.filter((t) => t.error instanceof QueueFullError)).toEqual([]);
+  } else {
+    // 'reject' bounds what waits, in the queue and in the home lines alike
+    expect(mostQueued).toBeLessThanOrEqual(p.maxQueued);
   }
   const admitted = tracked.filter((t) => !notAdmitted.includes(t));
   const stats = balancer.stats();
   expect(stats.completed + stats.failed).toBe(admitted.length);
   expect(stats.completed).toBe(admitted.filter((t) => t.ok === true).length);
   expect(stats.failed).toBe(admitted.filter((t) => t.ok === false).length);
+  // every refusal is counted once, as refused: the three figures account for every call
+  expect(stats.refused).toBe(notAdmitted.length);
   expect(stats.inFlight).toBe(0);
   expect(stats.queued).toBe(0);
   expect(stats.shards.map((s) => s.inFlight)).toEqual(stats.shards.map(() => 0));
