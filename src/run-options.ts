@@ -121,11 +121,17 @@ export function wrapper<T, A extends unknown[], R>(
     options.idempotent === undefined ? false : bool('wrap.idempotent', options.idempotent);
   return (...args: A) => {
     const runOptions: RunOptions = { idempotent };
-    if (key !== undefined) runOptions.key = key(...args);
-    if (bytes !== undefined) runOptions.bytes = bytes(...args);
-    if (require !== undefined) {
-      const rule = require(...args);
-      if (rule !== undefined) runOptions.require = rule;
+    // An extractor that throws (a malformed record) rejects this call only: the wrapped function
+    // returns a promise, and a caller's `.catch()` must see every failure, never a throw.
+    try {
+      if (key !== undefined) runOptions.key = key(...args);
+      if (bytes !== undefined) runOptions.bytes = bytes(...args);
+      if (require !== undefined) {
+        const rule = require(...args);
+        if (rule !== undefined) runOptions.require = rule;
+      }
+    } catch (error) {
+      return Promise.reject(error);
     }
     return run((shard, ctx) => fn(shard, ctx, ...args), runOptions);
   };

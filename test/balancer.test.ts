@@ -563,6 +563,41 @@ describe('wrap', () => {
     expect(balancer.stats().retries).toBe(0);
   });
 
+  it('an extractor that throws rejects that call only: the wrapped function never throws', async () => {
+    const { balancer } = make({ picker: consistentHash() });
+    const malformed = new Error('row without an id');
+    const extractors = {
+      key: (row: { id?: string }) => {
+        if (row.id === undefined) throw malformed;
+        return row.id;
+      },
+      bytes: (row: { id?: string }) => {
+        if (row.id === 'no-bytes') throw malformed;
+        return 1;
+      },
+      require: (row: { id?: string }) => {
+        if (row.id === 'no-rule') throw malformed;
+        return undefined;
+      },
+    };
+    const put = balancer.wrap(
+      async (shard, _ctx, row: { id?: string }) => `${shard.id}:${row.id}`,
+      extractors,
+    );
+    const rows = [{ id: 'r1' }, {}, { id: 'no-bytes' }, { id: 'no-rule' }, { id: 'r2' }];
+    // A caller's loop with .catch() per call: before, the throw escaped the loop at the second row.
+    const outcomes = rows.map((row) => track(put(row)));
+    await flush();
+    expect(outcomes.map((o) => o.ok)).toEqual([true, false, false, false, true]);
+    expect(outcomes.filter((o) => o.ok === false).map((o) => o.error)).toEqual([
+      malformed,
+      malformed,
+      malformed,
+    ]);
+    expect(outcomes[4]!.value).toBe(`${balancer.homeOf('r2')}:r2`);
+    expect(balancer.stats()).toMatchObject({ inFlight: 0, queued: 0, completed: 2 });
+  });
+
   it('validates its options', () => {
     const { balancer } = make();
     expect(() => balancer.wrap(async () => 1, { key: 'id' } as never)).toThrow(
