@@ -23,7 +23,7 @@ import { decideRetry, finalError, noteFailure } from './retry-policy.js';
 import type { CandidateSet } from './routing/candidates.js';
 import type { CompiledRequirement, Requirement } from './routing/requirement.js';
 import { PARK, type Route, type Router, WAIT } from './routing/router.js';
-import { AttemptContext, Run, type RunFn, type RunOptions } from './run.js';
+import { AttemptContext, attemptOver, Run, type RunFn, type RunOptions } from './run.js';
 import { readRunOptions, ruleOf, runSettings } from './run-options.js';
 import { Shard } from './shard.js';
 import { SignalWatch } from './signals.js';
@@ -73,7 +73,7 @@ export class Dispatcher<T> {
     this.#clock = parts.clock;
     this.#options = parts.options;
     this.#candidates = parts.candidates;
-    this.#waiting = new WaitingRoom<T>(parts.options.maxQueued, parts.events, {
+    this.#waiting = new WaitingRoom<T>(parts.options, parts.events, {
       clock: parts.clock,
       expired: (run, waitedMs) => {
         const { waitingAt, waitReason } = run.keyed!;
@@ -154,9 +154,7 @@ export class Dispatcher<T> {
     if (waiting.queued >= waiting.ceiling)
       return this.#refuse(new QueueFullError(this.#options.maxQueued, waiting.ceiling));
     const queueFirst = waiting.queue.size > 0;
-    // overflow 'reject': a run that would wait — in the queue or in its home's line — while
-    // maxQueued wait already is refused, whichever way it would have waited.
-    const full = this.#options.overflow === 'reject' && waiting.queued >= this.#options.maxQueued;
+    const full = waiting.full;
     if (queueFirst && full) return this.#refuse(new QueueFullError(this.#options.maxQueued));
     // One clock read for admission and the fast path's route (a read costs ~0.1 µs).
     const now = this.#clock.now();
@@ -470,10 +468,7 @@ export class Dispatcher<T> {
     return Promise.reject(error);
   }
 
-  /**
-   * Settles a run exactly once and updates the figures; `refused`: turned away at admission
-   * (`QueueFullError` once routing showed it would wait), counted as refused, not failed.
-   */
+  /** Settles a run exactly once; `refused`: turned away at admission (it would wait, full). */
   #settle(run: Run<T>, ok: boolean, value: unknown, refused = false): void {
     if (run.state === 'settled') return;
     if (run.waiting) {
@@ -501,11 +496,4 @@ export class Dispatcher<T> {
       if (this.#events.listenerCount('drained') > 0) this.#events.emit('drained');
     }
   }
-}
-
-/** The reason calls still running from an attempt that ended are stopped with. */
-function attemptOver(): Error {
-  const error = new Error('the attempt ended before this call finished');
-  error.name = 'AbortError';
-  return error;
 }

@@ -199,3 +199,10 @@ function call(listener: (reason: unknown) => void, reason: unknown): void {
     rethrowLater(error);
   }
 }
+
+/** The reason calls still running from an attempt that ended are stopped with. */
+export function attemptOver(): Error {
+  const error = new Error('the attempt ended before this call finished');
+  error.name = 'AbortError';
+  return error;
+}

@@ -31,13 +31,26 @@ export class WaitingRoom<T> {
   readonly ceiling: number;
   #readyWait: { promise: Promise<void>; resolve: () => void } | undefined;
 
+  private readonly maxQueued: number;
+  private readonly reject: boolean;
+
   constructor(
-    private readonly maxQueued: number,
+    options: { maxQueued: number; overflow: 'wait' | 'reject' },
     private readonly events: EventEmitter<BalancerEvents>,
     lines: HomeLinesHost<T>,
   ) {
     this.lines = new HomeLines<T>(lines);
-    this.ceiling = maxQueued * QUEUE_CEILING_FACTOR;
+    this.maxQueued = options.maxQueued;
+    this.reject = options.overflow === 'reject';
+    this.ceiling = options.maxQueued * QUEUE_CEILING_FACTOR;
+  }
+
+  /**
+   * overflow 'reject' and `maxQueued` runs wait already: a new run that would wait — in the queue
+   * or in its home's line alike — is refused with `QueueFullError`.
+   */
+  get full(): boolean {
+    return this.reject && this.queued >= this.maxQueued;
   }
 
   /** Counts `run` as waiting (admitted, or failed and to be retried) or not (started, settled). */

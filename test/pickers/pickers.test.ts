@@ -371,6 +371,42 @@ describe('leastInFlight', () => {
     expect(pickMany(leastInFlight(), shards, 1_000, 13)).toEqual({ c: 1_000 });
   });
 
+  it('draws one random number a pick however many shards tie, and still spreads scattered ties uniformly', () => {
+    // Loads 2, 1, 3, 1, 2, 1: the ties (b, d, f) are scattered, after a busier first shard.
+    const loads = [2, 1, 3, 1, 2, 1];
+    const ids = ['a', 'b', 'c', 'd', 'e', 'f'];
+    const shards = ids.map((id, i) => fakeShard(id, i, { inFlight: loads[i]! }));
+    const source = seededRandom(16);
+    let draws = 0;
+    const req = request(() => {
+      draws++;
+      return source();
+    });
+    const picker = leastInFlight();
+    const picked: string[] = [];
+    for (let i = 0; i < N; i++) picked.push(picker.pick(shards, req)!.id);
+    expect(draws).toBe(N);
+    const counts = countBy(picked);
+    expect(Object.keys(counts).sort()).toEqual(['b', 'd', 'f']);
+    for (const share of shares(counts, N, ['b', 'd', 'f'])) {
+      expect(Math.abs(share - 1 / 3)).toBeLessThan(EPS);
+    }
+    // An idle fleet of 1 000: every shard ties, still one draw a pick, and every shard is reached.
+    const idle = Array.from({ length: 1_000 }, (_, i) => fakeShard(`s${i}`, i));
+    draws = 0;
+    const reached = new Set<string>();
+    for (let i = 0; i < 20_000; i++) reached.add(picker.pick(idle, req)!.id);
+    expect(draws).toBe(20_000);
+    expect(reached.size).toBe(1_000);
+    // One shard alone at the least load: no draw at all.
+    const busy = Array.from({ length: 1_000 }, (_, i) =>
+      fakeShard(`s${i}`, i, { inFlight: i === 700 ? 0 : 1 }),
+    );
+    draws = 0;
+    expect(picker.pick(busy, req)?.id).toBe('s700');
+    expect(draws).toBe(0);
+  });
+
   it('spreads ties uniformly when every shard ties (within ε over 100k seeded picks)', () => {
     const shards = ['a', 'b', 'c', 'd'].map((id, i) => fakeShard(id, i, { inFlight: 2 }));
     const counts = pickMany(leastInFlight(), shards, N, 15);
@@ -379,8 +415,8 @@ describe('leastInFlight', () => {
     }
   });
 
-  // Fails today: the scan starts at a random index and keeps the first minimum it meets, so a
-  // busier shard's scan start is inherited by the tied shard that follows it (here `a` gets 2/5).
+  // A scan that started at a random index and kept the first minimum it met would hand a busier
+  // shard's share to the tied shard after it (here `a` would get 2/5).
   it('spreads ties uniformly among the least loaded when others are busier (within ε over 100k seeded picks)', () => {
     const shards = [
       fakeShard('a', 0, { inFlight: 1 }),
