@@ -8,7 +8,9 @@
  * 2. The same against a real `node:http` shard on loopback, in a child process
  *    (bench/http-fixtures/capacity-shards.mjs), 50 samples of the limit 100 ms apart. Wall time:
  *    the machine's load (printed) moves these figures; a loaded client cannot reach N = 40's
- *    4 000 calls/s, and its own delays then read as a queue.
+ *    4 000 calls/s, and its own delays then read as a queue. So the table starts with fixed(N),
+ *    exactly N in flight, measured in the same run: each limit's calls/s is also given against
+ *    it (a limit below N at fixed(N)'s calls/s lost nothing the machine could deliver).
  * 3. A fleet (below), p99 against the ideal, as before.
  *
  * "Old defaults" is the gradient limit as it was before this change (bench/legacy-gradient.ts),
@@ -262,14 +264,26 @@ printHeader(
 console.log(`machine load (1 min) before: ${fmt(loadavg()[0]!, 2)}`);
 const shards = await startCapacityShards(CAPACITIES);
 const realRows: string[][] = [];
+// The reference: exactly N in flight (fixed(N)), what this machine serves at the shard's
+// capacity in this run. A limit that settles below N on a loaded machine, at the calls/s that
+// fixed(N) reaches, found the machine's capacity rather than missed the shard's.
+const reference: number[] = [];
+for (let i = 0; i < CAPACITIES.length; i++) {
+  const n = CAPACITIES[i]!;
+  const s = await settleReal(fixed(n), shards.origins[i]!);
+  reference.push(s.rate);
+  realRows.push([...settleRow(`fixed(${n}) (reference)`, n, s).slice(0, -1), '1.00×', '']);
+}
 for (const { name, limit } of LIMITS) {
   for (let i = 0; i < CAPACITIES.length; i++) {
     const n = CAPACITIES[i]!;
-    realRows.push(settleRow(name, n, await settleReal(limit, shards.origins[i]!)));
+    const s = await settleReal(limit, shards.origins[i]!);
+    const row = settleRow(name, n, s);
+    realRows.push([...row.slice(0, -1), ratio(s.rate / reference[i]!), row.at(-1)!]);
   }
 }
 shards.child.disconnect();
-printTable(SETTLE_HEADERS, realRows);
+printTable([...SETTLE_HEADERS.slice(0, -1), 'calls/s vs fixed(N)', 'goal'], realRows);
 console.log(`machine load (1 min) after: ${fmt(loadavg()[0]!, 2)}`);
 
 // ——— 3: the fleet ———
