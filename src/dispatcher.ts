@@ -172,7 +172,8 @@ export class Dispatcher<T> {
         reject,
       );
       this.#pending++;
-      this.#parts.budget?.deposit(now);
+      // Admitted runs fund retries; while the queue is full most runs are refused, and none do.
+      if (!full) this.#parts.budget?.deposit(now);
       if (signal !== undefined) this.#signals.add(signal, run);
       // Fast path: nothing waits ahead of this run, so route it at once.
       if (!queueFirst && this.#inFlight < this.#options.maxInFlight) {
@@ -226,9 +227,8 @@ export class Dispatcher<T> {
   // ——— the queue ———
 
   /**
-   * Routes `run`'s next attempt and acts on it: starts it, puts it in its home's line, or settles
-   * it with the routing error. False when it must wait in the queue. With `full`, a run that would
-   * wait (queue or line) is refused with `QueueFullError` instead (overflow 'reject').
+   * Routes `run`'s next attempt: starts it, parks it in its home's line, or settles it with the
+   * routing error (with `full`, a run that would wait is refused). False: it waits in the queue.
    */
   #route(run: Run<T>, now: number, full = false): boolean {
     const route: Route<T> = this.#parts.router.route(run, now);

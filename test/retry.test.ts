@@ -2,11 +2,13 @@ import { describe, expect, it } from 'vitest';
 import {
   Balancer,
   type BalancerOptions,
+  consistentHash,
   type EjectEvent,
   type FailureEvent,
   isShardwiseError,
   PushBackError,
   p2c,
+  QueueFullError,
   RetriesExhaustedError,
   type RetryEvent,
   roundRobin,
@@ -401,6 +403,42 @@ describe('retry budget', () => {
     expect(runs.every((r) => r.error instanceof RetriesExhaustedError)).toBe(true);
     const refused = runs.filter((r) => (r.error as Error).message.includes('budget'));
     expect(refused).toHaveLength(stats.budgetExhausted);
+  });
+
+  it("runs refused by overflow 'reject' earn no retries: only admitted runs fund the budget", async () => {
+    // One shard, one call at a time, maxQueued 1: A runs, B waits in the key's line, and the five
+    // runs after them are refused. ratio 0.5 and no floor: 2 admitted runs fund one retry.
+    const { clock, balancer } = make(
+      {
+        picker: consistentHash(),
+        health: false,
+        maxInFlightPerShard: 1,
+        maxQueued: 1,
+        overflow: 'reject',
+        retry: {
+          attempts: 2,
+          backoff: { baseMs: 0, maxMs: 0 },
+          budget: { ratio: 0.5, minPerSecond: 0, ttlMs: 10_000 },
+        },
+      },
+      ['a'],
+    );
+    const failFirst = (_shard: unknown, ctx: { attempt: number }) =>
+      ctx.attempt === 1
+        ? failAfter(clock, 10, new Error('first try'))
+        : resolveAfter(clock, 10, 'ok');
+    const admitted = [
+      track(balancer.run(failFirst, { key: 'k', idempotent: true })),
+      track(balancer.run(failFirst, { key: 'k', idempotent: true })),
+    ];
+    const refused = Array.from({ length: 5 }, () =>
+      track(balancer.run(failFirst, { key: 'k', idempotent: true })),
+    );
+    await settleAll(clock, balancer);
+    expect(refused.every((r) => r.error instanceof QueueFullError)).toBe(true);
+    // Counted as deposits, the refused runs would have funded B's retry too (0.5 × 7 ≥ 2).
+    expect(balancer.stats()).toMatchObject({ refused: 5, retries: 1, budgetExhausted: 1 });
+    expect(admitted.map((r) => r.ok)).toEqual([true, false]);
   });
 
   it('the budget refills once the window has passed', async () => {
