@@ -4,7 +4,8 @@
  * written as shards to an object store. A batch is an NDJSON object (or a JSON array, or what an
  * `encode` function returns) of at most `batch.maxBytes`; above `partSizeBytes` it goes up as a
  * multipart upload. `objectKey({ shardId, seq, count })` names it once, when its first attempt
- * starts (`seq` counts the batches of each shard from 0); every retry puts the same key.
+ * starts (`seq` counts the batches of each shard from 0); every retry puts the same key, and a
+ * name given twice fails the later batch instead of overwriting the earlier one's object.
  */
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { ConfigError, messageOf } from '../errors.js';
@@ -58,6 +59,8 @@ export interface S3RecordOptions<Rec> extends CommonRecordOptions<Rec> {
   /**
    * The object key of a batch (the target's `prefix` is prepended). Called once per batch;
    * include something unique to the run (a date, a job id) so two ingestions never share keys.
+   * A name an earlier batch of the ingestion has fails the batch (`ConfigError`) rather than
+   * overwrite that object: a retry may move a batch to any target, so use `shardId` and `seq`.
    */
   objectKey: (info: S3ObjectInfo) => string;
   /** `'ndjson'` (default), `'json'` (an array), or a function of the batch's records. */
@@ -153,12 +156,23 @@ function s3Plan<Rec>(
   const sendWith = (): BatchSender<S3Target, Rec> => {
     // Batches per target so far: each target's objects are numbered from 0.
     const seqs = new Map<string, number>();
+    // Every name given out: a batch's retry may land on any target, so a name given twice could
+    // overwrite another batch's object wherever the two meet (one string per object).
+    const names = new Set<string>();
     return async (shard, b, ctx) => {
       let name = b.tag as string | undefined;
       if (name === undefined) {
         const seq = seqs.get(shard.id) ?? 0;
         seqs.set(shard.id, seq + 1);
         name = nameOf(field, objectKey, { shardId: shard.id, seq, count: b.count });
+        if (names.has(name)) {
+          throw new ConfigError(
+            `${field}.objectKey`,
+            'must return a name no earlier batch of the ingestion has (a retried batch may land on any target, so include shardId and seq)',
+            name,
+          );
+        }
+        names.add(name);
         b.tag = name;
       }
       const body = custom === undefined ? b.body() : bytesOf(encodeWith(field, custom, b.records));

@@ -6,6 +6,7 @@
  */
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/errors.js';
 import { createS3Balancer, S3Error } from '../../src/s3/index.js';
 import { seededRandom } from '../../src/testing/index.js';
 import { BUCKETS, getBytes, startS3, type TestS3 } from '../s3/server.js';
@@ -155,6 +156,72 @@ describe('s3.ingest against s3rver', () => {
     const ids = found.flatMap((o) => parseNdjson(o.bytes).map((r) => r.id));
     expect(new Set(ids).size).toBe(1_000);
     expect(ids).toHaveLength(1_000);
+  });
+
+  it('a name objectKey gave an earlier batch fails the later batch instead of overwriting it', async () => {
+    const good = s3.client();
+    // "flaky" fails every put, so its batches are retried on "steady" under the names they were
+    // given. Without the shard id in the name, steady's batch 0 and a moved batch 0 are both
+    // `part-0`, in the same bucket: the second put would overwrite the first's records.
+    const flaky = s3.client();
+    flaky.middlewareStack.add(
+      () => async () => {
+        throw Object.assign(new Error('We encountered an internal error.'), {
+          name: 'InternalError',
+          $fault: 'server',
+          $metadata: { httpStatusCode: 500 },
+        });
+      },
+      { step: 'initialize', name: 'alwaysFails' },
+    );
+    const balancer = createS3Balancer({
+      targets: [
+        { id: 'flaky', client: flaky, bucket: BUCKETS[0], prefix: 'clash/' },
+        { id: 'steady', client: good, bucket: BUCKETS[1], prefix: 'clash/' },
+      ],
+      retry: { attempts: 3, backoff: { baseMs: 1, maxMs: 5 }, budget: false },
+      health: false,
+      random: seededRandom(5),
+    });
+    const summary = await balancer.ingest(rows(1_000), {
+      objectKey: ({ seq }) => `part-${seq}.jsonl`,
+      batch: { maxRecords: 50 },
+    });
+    await balancer.close();
+    expect(summary.written + summary.failed).toBe(1_000);
+    expect(summary.failed).toBeGreaterThan(0);
+    for (const { error } of summary.failures) {
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as ConfigError).field).toBe('s3.ingest.objectKey');
+      expect((error as Error).message).toMatch(/a name no earlier batch of the ingestion has/);
+    }
+    // What the summary counts as written is in the bucket, every record once.
+    const found = await objects(good, 'clash/');
+    const ids = found.flatMap((o) => parseNdjson(o.bytes).map((r) => r.id));
+    expect(ids).toHaveLength(summary.written);
+    expect(new Set(ids).size).toBe(summary.written);
+    const failedIds = summary.failures.map((f) => f.record.id);
+    expect(new Set([...ids, ...failedIds]).size).toBe(1_000);
+  });
+
+  it('a constant objectKey on one target writes one batch and fails the others, named', async () => {
+    const client = s3.client();
+    const balancer = createS3Balancer({
+      targets: [{ client, bucket: BUCKETS[2], prefix: 'one/' }],
+    });
+    const summary = await balancer.ingest(rows(30), {
+      objectKey: () => 'same.jsonl',
+      batch: { maxRecords: 10 },
+    });
+    await balancer.close();
+    expect(summary).toMatchObject({ written: 10, failed: 20, retries: 0 });
+    expect(summary.failures[0]!.error).toMatchObject({
+      field: 's3.ingest.objectKey',
+      value: 'same.jsonl',
+    });
+    const found = await objects(client, 'one/');
+    expect(found).toHaveLength(1);
+    expect(parseNdjson(found[0]!.bytes)).toHaveLength(10);
   });
 
   it('a batch refused by its target (4xx) fails its records with the S3Error; the rest are objects', async () => {
