@@ -3,7 +3,8 @@
  * (ketama over md5, 160 points per server), side by side in one run.
  *
  * - lookup: ns per key over 200 000 distinct string keys, so hashring's 5 000-entry LRU cache
- *   cannot answer from memory (each pass walks every key once, far past the cache);
+ *   cannot answer from memory (each pass walks every key once, far past the cache); the median
+ *   of 7 passes, and for the ring at 1000 shards also the fastest pass (the core not taken);
  * - balance: max/mean keys per shard over 1M keys at 8, 100 and 1000 shards;
  * - movement: the fraction of keys that change shard when one shard leaves or joins, from 8 to
  *   2000 shards, against the ideal 1/N (Maglev also exactly, over the whole hash space);
@@ -152,12 +153,19 @@ function lookups(): void {
     }
     const ns = samples.map(median);
     const homeNs = homeSamples.map(median);
+    // The fastest pass: what a lookup costs when no other process takes the core (the median
+    // carries the machine's load too; both are printed, the goal is judged on each).
+    const fastest = samples.map((s) => Math.min(...s));
     rows.push([`${n}`, 'hashring', fmt(peer, 0), '', '1.00×', '']);
     const baseline = ns[ALGORITHMS.length]!;
     [...ALGORITHMS, 'ring before'].forEach((algorithm, i) => {
       const check =
         algorithm === 'ring'
-          ? `${ratio(ns[i]! / baseline)} of before${n === 1000 ? `; ≤ 120 ns: ${goal(ns[i]! <= 120)}` : ''}`
+          ? `${ratio(ns[i]! / baseline)} of before${
+              n === 1000
+                ? `; ≤ 120 ns: ${goal(ns[i]! <= 120)}; fastest pass ${fmt(fastest[i]!, 0)} ns (before ${fmt(fastest[ALGORITHMS.length]!, 0)}): ${goal(fastest[i]! <= 120)}`
+                : ''
+            }`
           : '';
       rows.push([
         `${n}`,
