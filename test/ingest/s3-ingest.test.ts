@@ -38,6 +38,37 @@ async function objects(client: S3Client, prefix: string) {
   return found;
 }
 
+/** `client`, made to answer 500 InternalError to every call. */
+function failing(client: S3Client): S3Client {
+  client.middlewareStack.add(
+    () => async () => {
+      throw Object.assign(new Error('We encountered an internal error.'), {
+        name: 'InternalError',
+        $fault: 'server',
+        $metadata: { httpStatusCode: 500 },
+      });
+    },
+    { step: 'initialize', name: 'alwaysFails' },
+  );
+  return client;
+}
+
+/**
+ * Two targets under `prefix`: "flaky" (bucket-a, on a client that fails every call) and "steady"
+ * (bucket-b), with quick retries, so flaky's batches move to steady.
+ */
+function flakyAndSteady(flaky: S3Client, good: S3Client, prefix: string) {
+  return createS3Balancer({
+    targets: [
+      { id: 'flaky', client: flaky, bucket: BUCKETS[0], prefix },
+      { id: 'steady', client: good, bucket: BUCKETS[1], prefix },
+    ],
+    retry: { attempts: 3, backoff: { baseMs: 1, maxMs: 5 }, budget: false },
+    health: false,
+    random: seededRandom(5),
+  });
+}
+
 function parseNdjson(bytes: Buffer): Row[] {
   const text = bytes.toString('utf8');
   expect(text.endsWith('\n')).toBe(true);
@@ -111,26 +142,7 @@ describe('s3.ingest against s3rver', () => {
   it('a batch retried on another target is put under the key it was given: one object', async () => {
     const good = s3.client();
     // Target "flaky" answers 500 InternalError to every put: its batches are retried on "steady".
-    const flaky = s3.client();
-    flaky.middlewareStack.add(
-      () => async () => {
-        throw Object.assign(new Error('We encountered an internal error.'), {
-          name: 'InternalError',
-          $fault: 'server',
-          $metadata: { httpStatusCode: 500 },
-        });
-      },
-      { step: 'initialize', name: 'alwaysFails' },
-    );
-    const balancer = createS3Balancer({
-      targets: [
-        { id: 'flaky', client: flaky, bucket: BUCKETS[0], prefix: 'same/' },
-        { id: 'steady', client: good, bucket: BUCKETS[1], prefix: 'same/' },
-      ],
-      retry: { attempts: 3, backoff: { baseMs: 1, maxMs: 5 }, budget: false },
-      health: false,
-      random: seededRandom(5),
-    });
+    const balancer = flakyAndSteady(failing(s3.client()), good, 'same/');
     const names: string[] = [];
     const summary = await balancer.ingest(rows(1_000), {
       objectKey: ({ shardId, seq }) => {
@@ -163,26 +175,7 @@ describe('s3.ingest against s3rver', () => {
     // "flaky" fails every put, so its batches are retried on "steady" under the names they were
     // given. Without the shard id in the name, steady's batch 0 and a moved batch 0 are both
     // `part-0`, in the same bucket: the second put would overwrite the first's records.
-    const flaky = s3.client();
-    flaky.middlewareStack.add(
-      () => async () => {
-        throw Object.assign(new Error('We encountered an internal error.'), {
-          name: 'InternalError',
-          $fault: 'server',
-          $metadata: { httpStatusCode: 500 },
-        });
-      },
-      { step: 'initialize', name: 'alwaysFails' },
-    );
-    const balancer = createS3Balancer({
-      targets: [
-        { id: 'flaky', client: flaky, bucket: BUCKETS[0], prefix: 'clash/' },
-        { id: 'steady', client: good, bucket: BUCKETS[1], prefix: 'clash/' },
-      ],
-      retry: { attempts: 3, backoff: { baseMs: 1, maxMs: 5 }, budget: false },
-      health: false,
-      random: seededRandom(5),
-    });
+    const balancer = flakyAndSteady(failing(s3.client()), good, 'clash/');
     const summary = await balancer.ingest(rows(1_000), {
       objectKey: ({ seq }) => `part-${seq}.jsonl`,
       batch: { maxRecords: 50 },
