@@ -10,6 +10,8 @@ export interface FlagSpec {
   /** 'int' | 'number' | 'string' | 'bool' | 'list' (comma separated). */
   type: 'int' | 'number' | 'string' | 'bool' | 'list';
   min?: number;
+  /** The largest value a number flag takes (what the command can hold or serve). */
+  max?: number;
 }
 
 /** Parses `--name value` / `--name=value` / `--flag` against a spec; unknown flags are errors. */
@@ -42,10 +44,19 @@ export function parseFlags(
     else {
       const value = Number(raw);
       const ok = flag.type === 'int' ? Number.isInteger(value) : Number.isFinite(value);
-      if (!ok || (flag.min !== undefined && value < flag.min)) {
-        throw new UsageError(
-          `--${name} must be ${flag.type === 'int' ? 'an integer' : 'a number'}${flag.min === undefined ? '' : ` ≥ ${flag.min}`}, got "${raw}"`,
-        );
+      const low = flag.min !== undefined && value < flag.min;
+      const high = flag.max !== undefined && value > flag.max;
+      if (!ok || low || high) {
+        const kind = flag.type === 'int' ? 'an integer' : 'a number';
+        const range =
+          flag.max === undefined
+            ? flag.min === undefined
+              ? ''
+              : ` ≥ ${flag.min}`
+            : flag.min === undefined
+              ? ` ≤ ${flag.max}`
+              : ` from ${flag.min} to ${flag.max}`;
+        throw new UsageError(`--${name} must be ${kind}${range}, got "${raw}"`);
       }
       out[name] = value;
     }

@@ -22,8 +22,8 @@ retries, failures, records lost: always 0) and the picker that won at p99. Then 
 pass: ten times the records, sent in batches (http.ingest, NDJSON) with the last picker, under
 the same misbehaviour, beside the one-record-per-run rate.
 
-  --records N         records per picker (default 100000)
-  --shards N          shards (default 8, at least 3)
+  --records N         records per picker (default 100000, at most 10000000)
+  --shards N          shards (default 8, from 3 to 100)
   --picker LIST       pickers, comma separated (default round-robin,p2c,peak-ewma)
   --concurrency N     requests in flight at most (default 64)
   --batch-records N   records of the batched pass (default 10 × --records; 0 skips it)
@@ -38,8 +38,9 @@ export async function demo(
   out: NodeJS.WriteStream | NodeJS.WritableStream,
 ): Promise<number> {
   const flags = parseFlags(argv, {
-    records: { type: 'int', min: 1 },
-    shards: { type: 'int', min: 3 },
+    // A latency is kept per record, and each shard is a real server on a loopback port.
+    records: { type: 'int', min: 1, max: 10_000_000 },
+    shards: { type: 'int', min: 3, max: 100 },
     picker: { type: 'list' },
     concurrency: { type: 'int', min: 1 },
     'batch-records': { type: 'int', min: 0 },

@@ -26,13 +26,13 @@ Runs each picker on the same simulated fleet (virtual time, seeded: the same fla
 numbers) through the real Balancer, prints a table, and with --out writes plots.
 
   --picker LIST       pickers, comma separated (default round-robin,p2c,peak-ewma)
-  --shards N          shards (default 8)
+  --shards N          shards (default 8, at most 10000)
   --latency MS        mean service time, exponential (default 10)
   --capacity N        requests a shard serves at once; the rest queue (default 4)
   --slow N            how many shards are slow (default 1)
   --slow-factor X     how much slower (default 10)
   --load X            offered load as a fraction of the fleet's capacity (default 0.6)
-  --requests N        runs per picker (default 20000)
+  --requests N        runs per picker (default 20000, at most 10000000)
   --seed N            seed (default 1)
   --scenario FILE     a JSON scenario instead of the fleet flags (see below)
   --out FILE          write a report: .svg, or .html (the SVG inside a page)
@@ -146,13 +146,13 @@ function fleetFromFlags(flags: Record<string, unknown>): Scenario {
 export async function simulateCommand(argv: string[], out: NodeJS.WritableStream): Promise<number> {
   const flags = parseFlags(argv, {
     picker: { type: 'list' },
-    shards: { type: 'int', min: 1 },
+    shards: { type: 'int', min: 1, max: 10_000 },
     latency: { type: 'number', min: 0 },
     capacity: { type: 'int', min: 1 },
     slow: { type: 'int', min: 0 },
     'slow-factor': { type: 'number', min: 1 },
     load: { type: 'number', min: 0.01 },
-    requests: { type: 'int', min: 1 },
+    requests: { type: 'int', min: 1, max: 10_000_000 },
     seed: { type: 'int', min: 0 },
     scenario: { type: 'string' },
     out: { type: 'string' },

@@ -20,7 +20,7 @@ export interface RemapOptions {
   before: readonly ShardLike[];
   /** Membership after the change. */
   after: readonly ShardLike[];
-  /** `n` (keys `key-0` … `key-(n−1)`) or the keys themselves. */
+  /** `n` (keys `key-0` … `key-(n−1)`, n at most 10 000 000) or the keys themselves. */
   keys: number | readonly Key[];
   /** Seed of the random source pickers get (default 1); each membership starts it afresh. */
   seed?: number;
@@ -74,10 +74,17 @@ export function remapFraction(options: RemapOptions): number {
   return keys.length === 0 ? 0 : moved / keys.length;
 }
 
+/** The most keys `remapFraction` makes itself: each is a string, and two picks are kept per key. */
+export const MAX_REMAP_KEYS = 10_000_000;
+
 function keyList(keys: number | readonly Key[]): readonly Key[] {
   if (typeof keys === 'number') {
-    if (!Number.isInteger(keys) || keys < 1) {
-      throw new ConfigError('keys', 'must be a positive integer or an array of keys', keys);
+    if (!Number.isInteger(keys) || keys < 1 || keys > MAX_REMAP_KEYS) {
+      throw new ConfigError(
+        'keys',
+        `must be an integer from 1 to ${MAX_REMAP_KEYS} or an array of keys`,
+        keys,
+      );
     }
     return Array.from({ length: keys }, (_, i) => `key-${i}`);
   }

@@ -35,7 +35,10 @@ export interface SimulateOptions {
   arrivals?: Arrivals;
   /** Closed loop: callers each waiting for their run to settle before the next (default 64). */
   concurrency?: number;
-  /** Runs measured: the results count these, and warm-up runs come on top of them. */
+  /**
+   * Runs measured: the results count these, and warm-up runs come on top of them. At most
+   * 10 000 000: each keeps its latency.
+   */
   requests: number;
   /**
    * Virtual ms of warm-up: runs admitted before this time are run but left out of the results
@@ -62,6 +65,13 @@ export interface SimulateOptions {
 }
 
 const DEFAULT_CONCURRENCY = 64;
+/**
+ * The most measured runs one simulation takes: each keeps its latency (8 bytes), and each goes
+ * through the real balancer, so 10 million is already 80 MB and minutes of CPU.
+ */
+export const MAX_SIMULATED_REQUESTS = 10_000_000;
+/** The most distinct keys: a Zipf draw keeps a table of 8 bytes a key. */
+export const MAX_SIMULATED_KEYS = 10_000_000;
 const DEFAULT_SAMPLE_MS = 100;
 const OPTION_KEYS = [
   'picker',
@@ -185,7 +195,7 @@ export function checkOptions(options: SimulateOptions): CheckedOptions {
     options.concurrency === undefined
       ? DEFAULT_CONCURRENCY
       : count('concurrency', options.concurrency);
-  const requests = count('requests', options.requests);
+  const requests = count('requests', options.requests, MAX_SIMULATED_REQUESTS);
   if (options.warmupMs !== undefined && options.warmupRequests !== undefined) {
     throw new ConfigError(
       'warmupRequests',
@@ -203,7 +213,7 @@ export function checkOptions(options: SimulateOptions): CheckedOptions {
   if (options.keys !== undefined) {
     checkObject('keys', options.keys);
     checkKnownKeys('keys', options.keys, ['count', 'distribution', 's']);
-    keys = { count: count('keys.count', options.keys.count) };
+    keys = { count: count('keys.count', options.keys.count, MAX_SIMULATED_KEYS) };
     if (options.keys.distribution !== undefined) {
       keys.distribution = oneOf<'uniform' | 'zipf'>(
         'keys.distribution',
@@ -263,9 +273,11 @@ function checkChange(field: string, change: Omit<ShardChange, 'atMs'>): void {
   }
 }
 
-function count(field: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    throw new ConfigError(field, 'must be a positive integer', value);
+function count(field: string, value: unknown, max = Number.MAX_SAFE_INTEGER): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
+    const expected =
+      max === Number.MAX_SAFE_INTEGER ? 'a positive integer' : `an integer from 1 to ${max}`;
+    throw new ConfigError(field, `must be ${expected}`, value);
   }
   return value;
 }

@@ -14,7 +14,7 @@ export interface Arrivals {
 
 /** The routing keys runs carry (for hashing pickers): `key-0` … `key-(count−1)`. */
 export interface KeySpec {
-  /** How many distinct keys. */
+  /** How many distinct keys (at most 10 000 000). */
   count: number;
   /** `'uniform'` (default) or `'zipf'` (key k drawn with weight 1 / (k+1)^s: a few hot keys). */
   distribution?: 'uniform' | 'zipf';

@@ -67,7 +67,12 @@ describe('shardwise command', () => {
   it.each([
     [['frobnicate'], 'unknown command'],
     [['demo', '--records', 'many'], '--records must be an integer'],
-    [['demo', '--records', '0'], '--records must be an integer ≥ 1'],
+    [['demo', '--records', '0'], '--records must be an integer from 1 to 10000000, got "0"'],
+    // Past what a run can hold or serve: refused before a record table or a server is made.
+    [['demo', '--records', '1e11'], '--records must be an integer from 1 to 10000000'],
+    [['demo', '--shards', '1000000'], '--shards must be an integer from 3 to 100'],
+    [['simulate', '--requests', '1e12'], '--requests must be an integer from 1 to 10000000'],
+    [['simulate', '--shards', '100000000'], '--shards must be an integer from 1 to 10000'],
     [['demo', '--picker', 'nope'], 'unknown picker "nope"'],
     [['simulate', '--picker', 'ring'], 'unknown picker "ring" (known: round-robin,'],
     [['simulate', '--colour', 'red'], 'unknown flag --colour'],

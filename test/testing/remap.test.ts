@@ -73,6 +73,10 @@ describe('remapFraction', () => {
     expect(() =>
       remapFraction({ picker: modulo, before: ['a', 'a'], after: ids(2), keys: 1 }),
     ).toThrow(/before\[1\]\.id/);
+    // More keys than it can make: named, before an array of 1e12 strings is tried.
+    expect(() =>
+      remapFraction({ picker: modulo, before: ids(2), after: ids(2), keys: 1e12 }),
+    ).toThrow(/`keys` must be an integer from 1 to 10000000/);
     expect(() =>
       remapFraction({ picker: {} as Picker, before: ids(2), after: ids(2), keys: 1 }),
     ).toThrow(ConfigError);

@@ -9,6 +9,7 @@ import {
   type SimulateOptions,
   simulate,
 } from '../../src/testing/index.js';
+import { MAX_SIMULATED_REQUESTS } from '../../src/testing/simulate-options.js';
 
 function mixed(seed: number): SimulateOptions {
   return {
@@ -183,6 +184,11 @@ describe('simulate', () => {
       ],
       [{ ...base, arrivals: { rate: 0 } }, 'arrivals.rate'],
       [{ ...base, requests: 0 }, 'requests'],
+      // Past what it can hold: a ConfigError before anything is allocated, not a RangeError.
+      [{ ...base, requests: 1e12 }, 'requests'],
+      [{ ...base, requests: MAX_SIMULATED_REQUESTS + 1 }, 'requests'],
+      [{ ...base, keys: { count: 3e9 } }, 'keys.count'],
+      [{ ...base, keys: { count: 1e12, distribution: 'zipf' } }, 'keys.count'],
       [{ ...base, seed: 1.5 }, 'seed'],
       [{ ...base, balancerOptions: { clock: {} } as never }, 'balancerOptions.clock'],
       [{ ...base, picker: consistentHash() }, 'keys'],
