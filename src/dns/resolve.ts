@@ -16,22 +16,36 @@ export interface DnsRecord {
 export interface Resolution {
   records: DnsRecord[];
   ttlMs: number;
+  /**
+   * The lookups of SRV targets that failed this time, while others answered: each such target
+   * is in `records` at the addresses it last had (none, if it never answered).
+   */
+  errors: unknown[];
 }
+
+/** The addresses each SRV target host answered with last: what a failed lookup falls back to. */
+export type KnownHosts = Map<string, string[]>;
 
 /**
  * Resolves the watch's name to shards. A/AAAA: every address at `port`. SRV (RFC 2782): the
  * records of the lowest priority only (higher ones are backups), each target host resolved to its
  * addresses, weight from the record. Rejects with the resolver's error (`ENOTFOUND`, `ESERVFAIL`,
  * `ETIMEOUT`, …) or, when the answer holds no address, an error with code `ENODATA`.
+ *
+ * A target host whose own lookup fails while the SRV answer still names it keeps the addresses
+ * it had in `known` (a DNS hiccup is not a departure: dropping them would drain its shards and
+ * move its keys, only for the next answer to bring them back); its error is in `errors`. Its
+ * shards leave when the SRV answer stops naming it. `known` is updated in place.
  */
 export async function resolveShards(
   resolver: Resolver,
   query: ResolvedDnsOptions['query'],
+  known: KnownHosts = new Map(),
 ): Promise<Resolution> {
   if (query.kind === 'hostname') {
     const { addresses, ttlMs } = await resolveHost(resolver, query.name);
     const records = addresses.map((address) => record(address, query.port, 1));
-    return { records, ttlMs };
+    return { records, ttlMs, errors: [] };
   }
   const srv = await resolver.resolveSrv(query.name);
   if (srv.length === 0) throw noData(query.name);
@@ -43,15 +57,19 @@ export async function resolveShards(
   const hosts = await Promise.allSettled(group.map((r) => resolveHost(resolver, r.name)));
   const byId = new Map<string, DnsRecord>();
   let ttlMs = Number.POSITIVE_INFINITY;
-  let firstError: unknown;
+  const errors: unknown[] = [];
   hosts.forEach((host, i) => {
-    if (host.status === 'rejected') {
-      firstError ??= host.reason;
-      return;
-    }
     const r = group[i]!;
-    ttlMs = Math.min(ttlMs, host.value.ttlMs);
-    for (const address of host.value.addresses) {
+    let addresses: readonly string[];
+    if (host.status === 'rejected') {
+      errors.push(host.reason);
+      addresses = known.get(r.name) ?? [];
+    } else {
+      ttlMs = Math.min(ttlMs, host.value.ttlMs);
+      addresses = host.value.addresses;
+      known.set(r.name, host.value.addresses);
+    }
+    for (const address of addresses) {
       const next = record(address, r.port, r.weight > 0 ? r.weight : zeroWeight);
       const same = byId.get(next.id);
       // Two records naming one address and port are one shard carrying both weights.
@@ -59,8 +77,11 @@ export async function resolveShards(
       else same.weight += next.weight;
     }
   });
-  if (byId.size === 0) throw firstError ?? noData(query.name);
-  return { records: [...byId.values()], ttlMs };
+  // Hosts the answer no longer names are forgotten.
+  const named = new Set(group.map((r) => r.name));
+  for (const name of known.keys()) if (!named.has(name)) known.delete(name);
+  if (byId.size === 0) throw errors[0] ?? noData(query.name);
+  return { records: [...byId.values()], ttlMs, errors };
 }
 
 /** A and AAAA records of `name`; one family failing is fine when the other answers. */

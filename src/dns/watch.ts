@@ -3,7 +3,7 @@ import { GuardedEmitter } from '../callbacks.js';
 import { ConfigError } from '../errors.js';
 import type { Clock, RandomSource, ShardSpec, ShardState } from '../types.js';
 import { type DnsWatchOptions, type ResolvedDnsOptions, resolveDnsOptions } from './options.js';
-import { type DnsRecord, type Resolution, resolveShards } from './resolve.js';
+import { type DnsRecord, type KnownHosts, type Resolution, resolveShards } from './resolve.js';
 
 /**
  * What the watch needs of a balancer: its membership and its clock. The core `Balancer`,
@@ -38,7 +38,11 @@ export interface DnsChange {
 /** The watch's events (eventemitter3: an `'error'` without a listener is dropped, not thrown). */
 export interface DnsWatchEvents {
   change: [DnsChange];
-  /** A resolution failed or found nothing: the last good set stays, and it retries with backoff. */
+  /**
+   * A resolution failed or found nothing: the last good set stays, and it retries with backoff.
+   * Also one SRV target's lookup failing while the others answer: that target keeps its last
+   * addresses, the rest of the answer is applied, and it retries with backoff.
+   */
   error: [unknown];
 }
 
@@ -64,6 +68,8 @@ export class DnsWatch extends GuardedEmitter<DnsWatchEvents> {
   #settleReady: ((error?: unknown) => void) | undefined;
   #closed = false;
   #failures = 0;
+  /** SRV target hosts' last addresses, for a lookup that fails while the others answer. */
+  readonly #known: KnownHosts = new Map();
   #cancelTimer: (() => void) | undefined;
 
   constructor(balancer: DnsMembership<unknown>, options: DnsWatchOptions<unknown>) {
@@ -119,7 +125,7 @@ export class DnsWatch extends GuardedEmitter<DnsWatchEvents> {
     this.#cancelTimer = undefined;
     let resolution: Resolution;
     try {
-      resolution = await resolveShards(this.#resolver, this.#options.query);
+      resolution = await resolveShards(this.#resolver, this.#options.query, this.#known);
     } catch (error) {
       this.#failed(error);
       return;
@@ -136,6 +142,13 @@ export class DnsWatch extends GuardedEmitter<DnsWatchEvents> {
       this.#failed(error);
       return;
     }
+    if (resolution.errors.length > 0) {
+      // Applied, with the failed targets at their last addresses: reported, and looked up again
+      // with the backoff of a failure rather than a whole TTL later.
+      for (const error of resolution.errors.slice(1)) this.#report(error);
+      this.#failed(resolution.errors[0]);
+      return;
+    }
     this.#failures = 0;
     const ttl = Math.max(resolution.ttlMs, MIN_TTL_REFRESH_MS);
     this.#schedule(Math.min(this.#options.refreshMs, ttl));
@@ -144,11 +157,15 @@ export class DnsWatch extends GuardedEmitter<DnsWatchEvents> {
   #failed(error: unknown): void {
     if (this.#closed) return;
     this.#failures++;
-    if (this.listenerCount('error') > 0) this.emit('error', error);
+    this.#report(error);
     // Exponential backoff with jitter: producers that lost DNS together do not retry together.
     const cap = this.#options.refreshMs;
     const base = Math.min(cap, RETRY_BASE_MS * 2 ** Math.min(this.#failures - 1, 30));
     this.#schedule(base / 2 + (base / 2) * this.#balancer.random());
+  }
+
+  #report(error: unknown): void {
+    if (this.listenerCount('error') > 0) this.emit('error', error);
   }
 
   #schedule(ms: number): void {
@@ -182,9 +199,7 @@ export class DnsWatch extends GuardedEmitter<DnsWatchEvents> {
     }
     const changed = change.added.length + change.removed.length + change.reweighted.length > 0;
     if (changed) {
-      balancer.setShards(specs).catch((error: unknown) => {
-        if (this.listenerCount('error') > 0) this.emit('error', error);
-      });
+      balancer.setShards(specs).catch((error: unknown) => this.#report(error));
     }
     this.#settleReady?.();
     this.#settleReady = undefined;

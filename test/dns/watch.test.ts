@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { type DnsWatch, watchDns } from '../../src/dns/index.js';
+import { type DnsChange, type DnsWatch, watchDns } from '../../src/dns/index.js';
 import { createHttpBalancer, type HttpBalancer } from '../../src/http/index.js';
 import { Balancer, ConfigError } from '../../src/index.js';
 import { createS3Balancer } from '../../src/s3/index.js';
@@ -289,6 +289,60 @@ describe.skipIf(DNSMASQ === undefined)('watchDns against dnsmasq', () => {
     expect(await change).toEqual({ added: [], removed: [], reweighted: ['127.0.0.22:9002'] });
     expect(balancer.shards[1]).toBe(b);
     expect(balancer.shards.map((s) => s.weight)).toEqual([10, 20]);
+  });
+
+  it('an SRV target whose lookup fails keeps its last addresses (reported), and leaves only with its SRV record', async () => {
+    dns = await DnsServer.start({
+      hosts: { a: ['127.0.0.21'], b: ['127.0.0.22', '127.0.0.32'] },
+      srv: [
+        { name: '_ingest._tcp', target: 'a', port: 9001, weight: 10 },
+        { name: '_ingest._tcp', target: 'b', port: 9002, weight: 5 },
+      ],
+    });
+    const clock = new ManualClock();
+    const balancer = balancerOn(clock);
+    const changes: DnsChange[] = [];
+    watch = watchDns(balancer, { srv: `_ingest._tcp.${DOMAIN}`, servers: [dns.address] });
+    await watch.ready;
+    watch.on('change', (c) => changes.push(c));
+    const all = ['127.0.0.21:9001', '127.0.0.22:9002', '127.0.0.32:9002'];
+    expect(ids(balancer)).toEqual(all);
+    const kept = balancer.shards[2];
+
+    // The SRV record still names b, but b's own lookup fails (NXDOMAIN here; a timeout or a
+    // SERVFAIL of one name alike): a DNS hiccup, not a departure. b's shards stay, as the whole
+    // set does when the whole resolution fails, and the failure is reported.
+    await dns.setHosts({ a: ['127.0.0.21'] });
+    const error = next(watch, 'error');
+    clock.advance(1_000);
+    expect((await error) as { code: string; hostname: string }).toMatchObject({
+      code: 'ENOTFOUND',
+      hostname: `b.${DOMAIN}`,
+    });
+    await flush();
+    expect(ids(balancer)).toEqual(all);
+    expect(balancer.shards[2]).toBe(kept);
+    expect(balancer.shards.map((s) => s.weight)).toEqual([10, 5, 5]);
+    expect(changes).toEqual([]);
+    // It looks again soon, with backoff, rather than a whole TTL later.
+    const retry = clock.nextTimerAt()! - clock.now();
+    expect(retry).toBeLessThanOrEqual(1_000);
+
+    // b answers again, with one address fewer: that address leaves.
+    await dns.setHosts({ a: ['127.0.0.21'], b: ['127.0.0.22'] });
+    let change = next(watch, 'change');
+    clock.advance(retry);
+    expect(await change).toEqual({ added: [], removed: ['127.0.0.32:9002'], reweighted: [] });
+
+    // b's SRV record goes: now its shards leave.
+    await dns.setZone({
+      hosts: { a: ['127.0.0.21'], b: ['127.0.0.22'] },
+      srv: [{ name: '_ingest._tcp', target: 'a', port: 9001, weight: 10 }],
+    });
+    change = next(watch, 'change');
+    clock.advance(clock.nextTimerAt()! - clock.now());
+    expect(await change).toEqual({ added: [], removed: ['127.0.0.22:9002'], reweighted: [] });
+    expect(ids(balancer)).toEqual(['127.0.0.21:9001']);
   });
 
   it('stops on close: no timer left, and ready rejects when closed before the first answer', async () => {
