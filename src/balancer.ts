@@ -20,6 +20,7 @@ import { Membership, type MembershipHooks } from './membership.js';
 import { type BalancerOptions, checkTimeout, resolveOptions } from './options.js';
 import type { RehashEvent } from './pickers/hashing/types.js';
 import { peakEwma } from './pickers/peak-ewma.js';
+import { boundedRandom } from './random.js';
 import { CandidateSet } from './routing/candidates.js';
 import { Router } from './routing/router.js';
 import type { RunContext, RunFn, RunOptions } from './run.js';
@@ -79,7 +80,7 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
     super();
     const o = resolveOptions(options as BalancerOptions<unknown>, extension.knownOptions);
     this.clock = options.clock ?? systemClock;
-    this.random = options.random ?? entropyRandom();
+    this.random = options.random === undefined ? entropyRandom() : boundedRandom(options.random);
     this.picker = options.picker ?? peakEwma();
     // Load figures read the time from here: frozen at the pick's time while the picker runs.
     const ticker = new TickClock(this.clock);

@@ -15,3 +15,20 @@ export function createRandom(seed: number): RandomSource {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/** The largest double below 1. */
+const BELOW_ONE = 1 - 2 ** -53;
+
+/**
+ * A caller's random source, held to [0, 1): values inside pass unchanged; one outside (a
+ * generator that divides by 2^32 − 1 and so returns 1 now and then, a NaN, a scale slip) is
+ * clamped into it. A faulty source then skews picks, but never sends an index out of range and
+ * fails a run with a picker error that names neither the source nor the value.
+ */
+export function boundedRandom(random: RandomSource): RandomSource {
+  return () => {
+    const r = random();
+    if (r >= 0 && r < 1) return r;
+    return r >= 1 ? BELOW_ONE : 0;
+  };
+}

@@ -14,8 +14,11 @@ import {
   type Picker,
   PickerError,
   type PickRequest,
+  p2c,
+  peakEwma,
   QueueFullError,
   type RunContext,
+  random,
   roundRobin,
   type ShardState,
   type SuccessEvent,
@@ -884,10 +887,60 @@ describe('pick requests', () => {
     const r1 = balancer.run(() => resolveAfter(clock, 5, 1), { key });
     const r2 = balancer.run(() => resolveAfter(clock, 5, 2), { key: 'x' });
     expect(requests).toEqual([
-      { key, attempt: 1, random: rng, totalInFlight: 0, now: 0 },
-      { key: 'x', attempt: 1, random: rng, totalInFlight: 1, now: 0 },
+      { key, attempt: 1, random: balancer.random, totalInFlight: 0, now: 0 },
+      { key: 'x', attempt: 1, random: balancer.random, totalInFlight: 1, now: 0 },
     ]);
+    // The caller's source, its values unchanged (it is only held to [0, 1)).
+    const twin = seededRandom(9);
+    for (let i = 0; i < 100; i++) expect(balancer.random()).toBe(twin());
     await tick(clock, 5);
     await Promise.all([r1, r2]);
+  });
+
+  it.each([
+    ['1 (a generator that divides by 2^32 − 1)', () => 1],
+    ['1.5', () => 1.5],
+    ['−0.5', () => -0.5],
+    ['NaN', () => Number.NaN],
+    ['Infinity', () => Number.POSITIVE_INFINITY],
+  ])('a random source that returns %s skews picks but fails no run', async (_label, source) => {
+    const makers = [
+      () => p2c(),
+      () => p2c({ choices: 3 }),
+      () => peakEwma(),
+      () => random(),
+      () => leastInFlight(),
+    ];
+    for (const make of makers) {
+      const clock = new ManualClock();
+      const balancer = new Balancer<string>({
+        shards: ['a', 'b', 'c', 'd'].map((id) => ({ id, target: id })),
+        picker: make(),
+        clock,
+        random: source,
+        retry: { attempts: 3, backoff: { baseMs: 10, maxMs: 20 }, budget: false },
+      });
+      const value = balancer.random();
+      expect(value >= 0 && value < 1, `${balancer.picker.name}: ${value}`).toBe(true);
+      // Half the runs fail their first attempt and are retried (the backoff draws from the
+      // source too).
+      const runs = Array.from({ length: 8 }, (_, i) =>
+        balancer.run(
+          (shard, { attempt }) =>
+            i % 2 === 1 && attempt === 1
+              ? failAfter(clock, 1, new Error('once'))
+              : resolveAfter(clock, 1, shard.id),
+          { idempotent: true },
+        ),
+      );
+      await tick(clock, 100);
+      const settled = await Promise.allSettled(runs);
+      const rejected = settled.filter((r) => r.status === 'rejected');
+      expect(
+        rejected.map((r) => String((r as PromiseRejectedResult).reason)),
+        balancer.picker.name,
+      ).toEqual([]);
+      expect(balancer.stats().completed).toBe(8);
+    }
   });
 });
