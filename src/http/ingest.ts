@@ -81,6 +81,7 @@ const HTTP_KEYS = [
   'bytes',
   'idempotent',
   'onFailed',
+  'keepFailures',
 ];
 
 /**

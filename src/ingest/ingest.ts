@@ -48,7 +48,11 @@ export async function ingest<T, Rec>(
   const o = checkRecordOptions<T, Rec>('ingest', options, INGEST_EXTRA_KEYS);
   checkSource(source);
   const extras = checkIngestExtras('ingest', options);
-  const ledger = new Ledger<Rec>(runner, { ...extras, onFailed: o.onFailed });
+  const ledger = new Ledger<Rec>(runner, {
+    ...extras,
+    onFailed: o.onFailed,
+    keepFailures: o.keepFailures,
+  });
   const sink: Sink<Rec> =
     o.batch === undefined
       ? new RecordSink<T, Rec>(runner, ledger, {

@@ -15,6 +15,8 @@ export interface LedgerHost {
 /** The ledger's callbacks (each optional). */
 export interface LedgerHooks<Rec> {
   onFailed?: ((record: Rec, error: unknown) => void) | undefined;
+  /** Failed records `summary.failures` keeps, the first ones (default: all). */
+  keepFailures?: number;
   onProgress?: ((progress: IngestProgress) => void) | undefined;
   progressIntervalMs?: number;
 }
@@ -83,7 +85,9 @@ export class Ledger<Rec> {
     this.held--;
     this.heldBytes -= bytes;
     s.failed++;
-    s.failures.push({ record, error });
+    if (s.failures.length < (this.#hooks.keepFailures ?? Number.POSITIVE_INFINITY)) {
+      s.failures.push({ record, error });
+    }
     const onFailed = this.#hooks.onFailed;
     if (onFailed !== undefined) {
       try {

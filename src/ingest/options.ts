@@ -9,7 +9,15 @@ import {
   resolveBudgetOptions,
 } from '../health/budget.js';
 import { RETRY_DEFAULTS } from '../health/retry.js';
-import { bool, checkKnownKeys, checkObject, duration, fn, positiveInt } from '../validate.js';
+import {
+  bool,
+  checkKnownKeys,
+  checkObject,
+  duration,
+  fn,
+  nonNegativeInt,
+  positiveInt,
+} from '../validate.js';
 import type {
   BatchOptions,
   BatchSendFn,
@@ -62,6 +70,8 @@ export interface ResolvedRecordOptions<T, Rec> {
   bytes: ((record: Rec) => number) | undefined;
   idempotent: boolean;
   onFailed: ((record: Rec, error: unknown) => void) | undefined;
+  /** Failed records `summary.failures` keeps. */
+  keepFailures: number;
   /** One record per run (without `batch`). */
   send: SendFn<T, Rec> | undefined;
   /** One batch per run (with `batch`). */
@@ -69,13 +79,22 @@ export interface ResolvedRecordOptions<T, Rec> {
   batch: ResolvedBatch<Rec> | undefined;
 }
 
-const COMMON_KEYS = ['key', 'bytes', 'idempotent', 'onFailed'];
+export const COMMON_KEYS = ['key', 'bytes', 'idempotent', 'onFailed', 'keepFailures'];
 
-/** Checks the options every record ingestion shares (`key`, `bytes`, `idempotent`, `onFailed`). */
+/** Failed records a summary keeps by default: ~100 MB at worst for records of a KiB. */
+export const DEFAULT_KEEP_FAILURES = 100_000;
+
+/**
+ * Checks the options every record ingestion shares (`key`, `bytes`, `idempotent`, `onFailed`,
+ * `keepFailures`).
+ */
 export function checkCommon<Rec>(
   field: string,
   o: CommonRecordOptions<Rec>,
-): Pick<ResolvedRecordOptions<unknown, Rec>, 'key' | 'bytes' | 'idempotent' | 'onFailed'> {
+): Pick<
+  ResolvedRecordOptions<unknown, Rec>,
+  'key' | 'bytes' | 'idempotent' | 'onFailed' | 'keepFailures'
+> {
   if (o.key !== undefined) fn(`${field}.key`, o.key);
   if (o.bytes !== undefined) fn(`${field}.bytes`, o.bytes);
   if (o.onFailed !== undefined) fn(`${field}.onFailed`, o.onFailed);
@@ -84,6 +103,12 @@ export function checkCommon<Rec>(
     bytes: o.bytes,
     idempotent: o.idempotent === undefined ? true : bool(`${field}.idempotent`, o.idempotent),
     onFailed: o.onFailed,
+    keepFailures:
+      o.keepFailures === undefined
+        ? DEFAULT_KEEP_FAILURES
+        : o.keepFailures === Number.POSITIVE_INFINITY
+          ? o.keepFailures
+          : nonNegativeInt(`${field}.keepFailures`, o.keepFailures),
   };
 }
 

@@ -32,6 +32,8 @@ import { LedgerWriteStream } from './write-stream.js';
 /** A transport's checked options: who hears of failed records, and the sink that sends batches. */
 export interface TransportPlan<Rec> {
   onFailed: ((record: Rec, error: unknown) => void) | undefined;
+  /** Failed records the summary keeps. */
+  keepFailures: number;
   sink(ledger: Ledger<Rec>): Sink<Rec>;
 }
 
@@ -83,6 +85,7 @@ export function batchPlan<T, Rec>(
 ): TransportPlan<Rec> {
   return {
     onFailed: read.onFailed,
+    keepFailures: read.keepFailures,
     sink: (ledger) =>
       new BatchSink<T, Rec>(runner, ledger, {
         field,
@@ -116,7 +119,11 @@ export function ingestWithPlan<T, Rec>(
     checkSource(source);
     const extras = checkIngestExtras(field, options ?? {});
     const p = plan(field);
-    const ledger = new Ledger<Rec>(runner, { ...extras, onFailed: p.onFailed });
+    const ledger = new Ledger<Rec>(runner, {
+      ...extras,
+      onFailed: p.onFailed,
+      keepFailures: p.keepFailures,
+    });
     return drive(runner, source, p.sink(ledger), ledger, extras.signal);
   } catch (error) {
     return Promise.reject(error);
@@ -128,7 +135,12 @@ export function writeStreamWithPlan<T, Rec>(
   runner: RunnerLike<T>,
   plan: TransportPlan<Rec>,
 ): RecordWriteStream<Rec> {
-  return new LedgerWriteStream<T, Rec>(runner, plan.onFailed, (ledger) => plan.sink(ledger));
+  return new LedgerWriteStream<T, Rec>(
+    runner,
+    plan.onFailed,
+    (ledger) => plan.sink(ledger),
+    plan.keepFailures,
+  );
 }
 
 /**

@@ -131,6 +131,13 @@ export interface CommonRecordOptions<Rec> {
   idempotent?: boolean;
   /** Called once for every record that is not written, as it fails (after its retries). */
   onFailed?: (record: Rec, error: unknown) => void;
+  /**
+   * How many failed records `summary.failures` keeps, the first ones (default 100 000; `Infinity`
+   * keeps all). Each holds its record and error, so an ingestion of billions whose shards refuse
+   * everything would otherwise run out of memory; `failed` still counts every one, and
+   * `onFailed` hears of every one.
+   */
+  keepFailures?: number;
 }
 
 /** One record per run: `send(shard, record, ctx)`. */
@@ -192,12 +199,16 @@ export interface IngestFailure<Rec> {
 
 /**
  * What an ingestion did. `written + failed` is the number of records taken from the source: each
- * is written or listed in `failures`, exactly once.
+ * is written or failed, exactly once (and a failed one is listed in `failures`, up to
+ * `keepFailures` of them).
  */
 export interface IngestSummary<Rec> {
   written: number;
   failed: number;
-  /** Every record not written, with its error, in the order they failed. */
+  /**
+   * The records not written, with their errors, in the order they failed: every one, up to
+   * `keepFailures` (default 100 000), then no more (`failed` counts them all).
+   */
   failures: IngestFailure<Rec>[];
   /** The same array as `failures` (the name the first API gave it). */
   errors: IngestFailure<Rec>[];

@@ -31,22 +31,26 @@ export function createWriteStream<T, Rec>(
   options: RecordOptions<T, Rec>,
 ): RecordWriteStream<Rec> {
   const o = checkRecordOptions<T, Rec>('createWriteStream', options);
-  return new LedgerWriteStream<T, Rec>(runner, o.onFailed, (ledger) =>
-    o.batch === undefined
-      ? new RecordSink<T, Rec>(runner, ledger, {
-          send: o.send!,
-          key: o.key,
-          bytes: o.bytes,
-          idempotent: o.idempotent,
-        })
-      : new BatchSink<T, Rec>(runner, ledger, {
-          field: 'createWriteStream',
-          key: o.key,
-          idempotent: o.idempotent,
-          batch: o.batch,
-          encoder: undefined,
-          send: (shard, batch, ctx) => o.sendBatch!(shard, batch.records, ctx),
-        }),
+  return new LedgerWriteStream<T, Rec>(
+    runner,
+    o.onFailed,
+    (ledger) =>
+      o.batch === undefined
+        ? new RecordSink<T, Rec>(runner, ledger, {
+            send: o.send!,
+            key: o.key,
+            bytes: o.bytes,
+            idempotent: o.idempotent,
+          })
+        : new BatchSink<T, Rec>(runner, ledger, {
+            field: 'createWriteStream',
+            key: o.key,
+            idempotent: o.idempotent,
+            batch: o.batch,
+            encoder: undefined,
+            send: (shard, batch, ctx) => o.sendBatch!(shard, batch.records, ctx),
+          }),
+    o.keepFailures,
   );
 }
 
@@ -69,9 +73,11 @@ export class LedgerWriteStream<T, Rec> extends Writable implements RecordWriteSt
     runner: RunnerLike<T>,
     onFailed: ((record: Rec, error: unknown) => void) | undefined,
     sink: SinkFactory<Rec>,
+    keepFailures: number,
   ) {
     super({ objectMode: true, highWaterMark: 1 });
     this.#ledger = new Ledger<Rec>(runner, {
+      keepFailures,
       onFailed: (record, error) => {
         this.emit('failed', record, error);
         onFailed?.(record, error);

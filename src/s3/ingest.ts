@@ -92,6 +92,7 @@ const S3_KEYS = [
   'bytes',
   'idempotent',
   'onFailed',
+  'keepFailures',
 ];
 
 /**
