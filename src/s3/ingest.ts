@@ -59,8 +59,9 @@ export interface S3RecordOptions<Rec> extends CommonRecordOptions<Rec> {
   /**
    * The object key of a batch (the target's `prefix` is prepended). Called once per batch;
    * include something unique to the run (a date, a job id) so two ingestions never share keys.
-   * A name an earlier batch of the ingestion has fails the batch (`ConfigError`) rather than
-   * overwrite that object: a retry may move a batch to any target, so use `shardId` and `seq`.
+   * A name an earlier batch of the ingestion has (of its last million) fails the batch
+   * (`ConfigError`) rather than overwrite that object: a retry may move a batch to any target, so
+   * use `shardId` and `seq`.
    */
   objectKey: (info: S3ObjectInfo) => string;
   /** `'ndjson'` (default), `'json'` (an array), or a function of the batch's records. */
@@ -120,6 +121,30 @@ export function s3WriteStream<Rec>(
   return writeStreamWithPlan(s3, s3Plan<Rec>(s3, 's3.createWriteStream', options, []));
 }
 
+/**
+ * Object names an ingestion remembers, to refuse one given twice: a million (~100 MB at worst),
+ * far past any run of objects whose names clash by mistake (a constant, a name without the
+ * target's id); past that, the oldest are forgotten.
+ */
+export const MAX_REMEMBERED_NAMES = 1_000_000;
+
+/** The last `limit` distinct names added, in a set that forgets the oldest first. */
+export class RecentNames {
+  readonly #names = new Set<string>();
+
+  constructor(private readonly limit: number) {}
+
+  /** Adds `name`; false, changing nothing, when it is already there. */
+  add(name: string): boolean {
+    const names = this.#names;
+    if (names.has(name)) return false;
+    names.add(name);
+    // A Set iterates in insertion order: its first name is the oldest.
+    if (names.size > this.limit) names.delete(names.values().next().value!);
+    return true;
+  }
+}
+
 /** The checked options, and how to build the sink from them. */
 function s3Plan<Rec>(
   s3: RunnerLike<S3Target>,
@@ -157,23 +182,22 @@ function s3Plan<Rec>(
   const sendWith = (): BatchSender<S3Target, Rec> => {
     // Batches per target so far: each target's objects are numbered from 0.
     const seqs = new Map<string, number>();
-    // Every name given out: a batch's retry may land on any target, so a name given twice could
-    // overwrite another batch's object wherever the two meet (one string per object).
-    const names = new Set<string>();
+    // The names given out: a batch's retry may land on any target, so a name given twice could
+    // overwrite another batch's object wherever the two meet.
+    const names = new RecentNames(MAX_REMEMBERED_NAMES);
     return async (shard, b, ctx) => {
       let name = b.tag as string | undefined;
       if (name === undefined) {
         const seq = seqs.get(shard.id) ?? 0;
         seqs.set(shard.id, seq + 1);
         name = nameOf(field, objectKey, { shardId: shard.id, seq, count: b.count });
-        if (names.has(name)) {
+        if (!names.add(name)) {
           throw new ConfigError(
             `${field}.objectKey`,
             'must return a name no earlier batch of the ingestion has (a retried batch may land on any target, so include shardId and seq)',
             name,
           );
         }
-        names.add(name);
         b.tag = name;
       }
       const body = custom === undefined ? b.body() : bytesOf(encodeWith(field, custom, b.records));

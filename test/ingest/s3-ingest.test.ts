@@ -8,6 +8,7 @@ import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import { createS3Balancer, S3Error } from '../../src/s3/index.js';
+import { RecentNames } from '../../src/s3/ingest.js';
 import { seededRandom } from '../../src/testing/index.js';
 import { BUCKETS, getBytes, startS3, type TestS3 } from '../s3/server.js';
 
@@ -248,5 +249,18 @@ describe('s3.ingest against s3rver', () => {
     );
     const ids = found.flatMap((o) => parseNdjson(o.bytes).map((r) => r.id));
     expect(ids).toHaveLength(summary.written);
+  });
+});
+
+describe('the names an ingestion remembers', () => {
+  it('refuses a name it holds, and forgets the oldest past its limit', () => {
+    const names = new RecentNames(3);
+    expect(['a', 'b', 'c'].map((n) => names.add(n))).toEqual([true, true, true]);
+    expect(names.add('b')).toBe(false);
+    expect(names.add('d')).toBe(true); // 'a' is forgotten
+    expect(names.add('a')).toBe(true); // so 'b' is
+    expect(names.add('c')).toBe(false);
+    expect(names.add('d')).toBe(false);
+    expect(names.add('b')).toBe(true);
   });
 });
