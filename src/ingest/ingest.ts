@@ -6,13 +6,12 @@
  */
 import { BalancerClosedError, ConfigError } from '../errors.js';
 import { duration, fn } from '../validate.js';
-import { BatchSink } from './batch-sink.js';
 import { IngestError, type IngestStop } from './errors.js';
 import { Ledger } from './ledger.js';
 import { checkRecordOptions, checkSource } from './options.js';
-import { RecordSink } from './record-sink.js';
 import type { Sink } from './sink.js';
 import type { IngestExtras, IngestOptions, IngestSummary, RunnerLike } from './types.js';
+import { callerSink } from './write-stream.js';
 
 /** The option names `ingest` adds to those of the write stream. */
 export const INGEST_EXTRA_KEYS = ['onProgress', 'progressIntervalMs', 'signal'] as const;
@@ -53,23 +52,7 @@ export async function ingest<T, Rec>(
     onFailed: o.onFailed,
     keepFailures: o.keepFailures,
   });
-  const sink: Sink<Rec> =
-    o.batch === undefined
-      ? new RecordSink<T, Rec>(runner, ledger, {
-          send: o.send!,
-          key: o.key,
-          bytes: o.bytes,
-          idempotent: o.idempotent,
-        })
-      : new BatchSink<T, Rec>(runner, ledger, {
-          field: 'ingest',
-          key: o.key,
-          idempotent: o.idempotent,
-          batch: o.batch,
-          encoder: undefined,
-          send: (shard, batch, ctx) => o.sendBatch!(shard, batch.records, ctx),
-        });
-  return drive(runner, source, sink, ledger, extras.signal);
+  return drive(runner, source, callerSink('ingest', runner, ledger, o), ledger, extras.signal);
 }
 
 /**

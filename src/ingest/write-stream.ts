@@ -10,7 +10,7 @@ import { Writable } from 'node:stream';
 import { BatchSink } from './batch-sink.js';
 import { WriteFailedError } from './errors.js';
 import { Ledger } from './ledger.js';
-import { checkRecordOptions } from './options.js';
+import { checkRecordOptions, type ResolvedRecordOptions } from './options.js';
 import { RecordSink } from './record-sink.js';
 import type { Sink } from './sink.js';
 import type { IngestSummary, RecordOptions, RecordWriteStream, RunnerLike } from './types.js';
@@ -34,24 +34,37 @@ export function createWriteStream<T, Rec>(
   return new LedgerWriteStream<T, Rec>(
     runner,
     o.onFailed,
-    (ledger) =>
-      o.batch === undefined
-        ? new RecordSink<T, Rec>(runner, ledger, {
-            send: o.send!,
-            key: o.key,
-            bytes: o.bytes,
-            idempotent: o.idempotent,
-          })
-        : new BatchSink<T, Rec>(runner, ledger, {
-            field: 'createWriteStream',
-            key: o.key,
-            idempotent: o.idempotent,
-            batch: o.batch,
-            encoder: undefined,
-            send: (shard, batch, ctx) => o.sendBatch!(shard, batch.records, ctx),
-          }),
+    (ledger) => callerSink('createWriteStream', runner, ledger, o),
     o.keepFailures,
   );
+}
+
+/**
+ * The sink of a caller's `send` (`ingest` and `createWriteStream` of the core): one run per
+ * record, or one per batch with `batch`.
+ */
+export function callerSink<T, Rec>(
+  field: string,
+  runner: RunnerLike<T>,
+  ledger: Ledger<Rec>,
+  o: ResolvedRecordOptions<T, Rec>,
+): Sink<Rec> {
+  if (o.batch === undefined) {
+    return new RecordSink<T, Rec>(runner, ledger, {
+      send: o.send!,
+      key: o.key,
+      bytes: o.bytes,
+      idempotent: o.idempotent,
+    });
+  }
+  return new BatchSink<T, Rec>(runner, ledger, {
+    field,
+    key: o.key,
+    idempotent: o.idempotent,
+    batch: o.batch,
+    encoder: undefined,
+    send: (shard, batch, ctx) => o.sendBatch!(shard, batch.records, ctx),
+  });
 }
 
 type Callback = (error?: Error | null) => void;
