@@ -33,7 +33,7 @@ const BELOW_ONE = 1 - 2 ** -53;
 export function boundedRandom(random: RandomSource): RandomSource {
   // Ours are not wrapped: a pick's call of the source stays one function V8 inlines (a second
   // function seen at that call site makes it polymorphic, and each draw then allocates its
-  // number: 32 bytes and ~15 ns a p2c pick, bench/pickers.bench.ts).
+  // number: 32 bytes a p2c pick in bench/pickers.bench.ts).
   if (OURS.has(random)) return random;
   return () => {
     const r = random();

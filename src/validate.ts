@@ -101,7 +101,9 @@ export function positiveInt(field: string, value: unknown, allowInfinity = false
   return value;
 }
 
-export function nonNegativeInt(field: string, value: unknown): number {
+/** A non-negative integer; with `allowInfinity`, `Infinity` also passes (no cap). */
+export function nonNegativeInt(field: string, value: unknown, allowInfinity = false): number {
+  if (allowInfinity && value === Number.POSITIVE_INFINITY) return value;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
     throw new ConfigError(field, 'must be a non-negative integer', value);
   }

@@ -48,18 +48,17 @@ export function parseFlags(
       const high = flag.max !== undefined && value > flag.max;
       if (!ok || low || high) {
         const kind = flag.type === 'int' ? 'an integer' : 'a number';
-        const range =
-          flag.max === undefined
-            ? flag.min === undefined
-              ? ''
-              : ` ≥ ${flag.min}`
-            : flag.min === undefined
-              ? ` ≤ ${flag.max}`
-              : ` from ${flag.min} to ${flag.max}`;
-        throw new UsageError(`--${name} must be ${kind}${range}, got "${raw}"`);
+        throw new UsageError(`--${name} must be ${kind}${rangeOf(flag)}, got "${raw}"`);
       }
       out[name] = value;
     }
   }
   return out;
+}
+
+/** A flag's bounds as its error states them: ` from 1 to 100`, ` ≥ 1`, ` ≤ 100`, or nothing. */
+function rangeOf({ min, max }: FlagSpec): string {
+  if (min !== undefined && max !== undefined) return ` from ${min} to ${max}`;
+  if (min !== undefined) return ` ≥ ${min}`;
+  return max === undefined ? '' : ` ≤ ${max}`;
 }

@@ -27,8 +27,8 @@ export {
  * ones drain. A failed, NXDOMAIN or empty resolution keeps the last good set, emits `'error'` and
  * retries with jittered exponential backoff (from 1 s up to `refreshMs`): a balancer never goes to
  * zero shards because of DNS. An SRV target whose own lookup fails keeps its last addresses the
- * same way (reported, retried with backoff); it leaves when the SRV answer stops naming it. Timers run on the balancer's `clock` and never keep the process
- * alive.
+ * same way (reported, retried with backoff); it leaves when the SRV answer stops naming it.
+ * Timers run on the balancer's `clock` and never keep the process alive.
  *
  * Targets are `${scheme}://${address}:${port}` strings (for the core `Balancer<string>` and
  * `createHttpBalancer`), or what `target(address, port)` returns (required for other targets,

@@ -8,7 +8,7 @@
 import { ConfigError, messageOf } from '../errors.js';
 import type { BatchSender } from '../ingest/batch-runner.js';
 import { INGEST_EXTRA_KEYS } from '../ingest/ingest.js';
-import { BATCH_DEFAULTS } from '../ingest/options.js';
+import { BATCH_DEFAULTS, COMMON_KEYS } from '../ingest/options.js';
 import {
   batchPlan,
   encodeWith,
@@ -70,19 +70,7 @@ export interface HttpIngestHost extends RunnerLike<HttpTarget> {
   ): Promise<HttpResponse>;
 }
 
-const HTTP_KEYS = [
-  'path',
-  'method',
-  'headers',
-  'encode',
-  'batch',
-  'failures',
-  'key',
-  'bytes',
-  'idempotent',
-  'onFailed',
-  'keepFailures',
-];
+const HTTP_KEYS = ['path', 'method', 'headers', 'encode', 'batch', 'failures', ...COMMON_KEYS];
 
 /**
  * Sends every record of `source` in batches, one request each (see {@link HttpIngestOptions}).

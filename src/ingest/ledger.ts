@@ -12,6 +12,9 @@ export interface LedgerHost {
   stats(): { queued: number; inFlight: number };
 }
 
+/** Who hears of failed records, and how many the summary keeps. */
+export type FailureHooks<Rec> = Pick<LedgerHooks<Rec>, 'onFailed' | 'keepFailures'>;
+
 /** The ledger's callbacks (each optional). */
 export interface LedgerHooks<Rec> {
   onFailed?: ((record: Rec, error: unknown) => void) | undefined;

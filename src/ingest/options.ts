@@ -16,6 +16,7 @@ import {
   duration,
   fn,
   nonNegativeInt,
+  orDefault,
   positiveInt,
 } from '../validate.js';
 import type {
@@ -79,6 +80,7 @@ export interface ResolvedRecordOptions<T, Rec> {
   batch: ResolvedBatch<Rec> | undefined;
 }
 
+/** The option names every record ingestion takes (the transports' lists include them). */
 export const COMMON_KEYS = ['key', 'bytes', 'idempotent', 'onFailed', 'keepFailures'];
 
 /** Failed records a summary keeps by default: ~100 MB at worst for records of a KiB. */
@@ -103,12 +105,9 @@ export function checkCommon<Rec>(
     bytes: o.bytes,
     idempotent: o.idempotent === undefined ? true : bool(`${field}.idempotent`, o.idempotent),
     onFailed: o.onFailed,
-    keepFailures:
-      o.keepFailures === undefined
-        ? DEFAULT_KEEP_FAILURES
-        : o.keepFailures === Number.POSITIVE_INFINITY
-          ? o.keepFailures
-          : nonNegativeInt(`${field}.keepFailures`, o.keepFailures),
+    keepFailures: orDefault(o.keepFailures, DEFAULT_KEEP_FAILURES, (v) =>
+      nonNegativeInt(`${field}.keepFailures`, v, true),
+    ),
   };
 }
 

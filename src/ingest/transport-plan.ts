@@ -9,7 +9,7 @@ import type { BatchSender } from './batch-runner.js';
 import { BatchSink } from './batch-sink.js';
 import { jsonArrayEncoder, ndjsonEncoder, type RecordEncoder } from './encoders.js';
 import { checkIngestExtras, drive } from './ingest.js';
-import { Ledger } from './ledger.js';
+import { type FailureHooks, Ledger } from './ledger.js';
 import {
   type BatchDefaults,
   checkCommon,
@@ -30,10 +30,7 @@ import type {
 import { LedgerWriteStream } from './write-stream.js';
 
 /** A transport's checked options: who hears of failed records, and the sink that sends batches. */
-export interface TransportPlan<Rec> {
-  onFailed: ((record: Rec, error: unknown) => void) | undefined;
-  /** Failed records the summary keeps. */
-  keepFailures: number;
+export interface TransportPlan<Rec> extends FailureHooks<Rec> {
   sink(ledger: Ledger<Rec>): Sink<Rec>;
 }
 
@@ -135,12 +132,7 @@ export function writeStreamWithPlan<T, Rec>(
   runner: RunnerLike<T>,
   plan: TransportPlan<Rec>,
 ): RecordWriteStream<Rec> {
-  return new LedgerWriteStream<T, Rec>(
-    runner,
-    plan.onFailed,
-    (ledger) => plan.sink(ledger),
-    plan.keepFailures,
-  );
+  return new LedgerWriteStream<T, Rec>(runner, plan, (ledger) => plan.sink(ledger));
 }
 
 /**

@@ -9,7 +9,7 @@
 import { Writable } from 'node:stream';
 import { BatchSink } from './batch-sink.js';
 import { WriteFailedError } from './errors.js';
-import { Ledger } from './ledger.js';
+import { type FailureHooks, Ledger } from './ledger.js';
 import { checkRecordOptions, type ResolvedRecordOptions } from './options.js';
 import { RecordSink } from './record-sink.js';
 import type { Sink } from './sink.js';
@@ -31,11 +31,8 @@ export function createWriteStream<T, Rec>(
   options: RecordOptions<T, Rec>,
 ): RecordWriteStream<Rec> {
   const o = checkRecordOptions<T, Rec>('createWriteStream', options);
-  return new LedgerWriteStream<T, Rec>(
-    runner,
-    o.onFailed,
-    (ledger) => callerSink('createWriteStream', runner, ledger, o),
-    o.keepFailures,
+  return new LedgerWriteStream<T, Rec>(runner, o, (ledger) =>
+    callerSink('createWriteStream', runner, ledger, o),
   );
 }
 
@@ -84,9 +81,8 @@ export class LedgerWriteStream<T, Rec> extends Writable implements RecordWriteSt
 
   constructor(
     runner: RunnerLike<T>,
-    onFailed: ((record: Rec, error: unknown) => void) | undefined,
+    { onFailed, keepFailures }: FailureHooks<Rec>,
     sink: SinkFactory<Rec>,
-    keepFailures: number,
   ) {
     super({ objectMode: true, highWaterMark: 1 });
     this.#ledger = new Ledger<Rec>(runner, {

@@ -11,6 +11,7 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { ConfigError, messageOf } from '../errors.js';
 import type { BatchSender } from '../ingest/batch-runner.js';
 import { INGEST_EXTRA_KEYS } from '../ingest/ingest.js';
+import { COMMON_KEYS } from '../ingest/options.js';
 import {
   batchPlan,
   encodeWith,
@@ -89,11 +90,7 @@ const S3_KEYS = [
   'batch',
   'partSizeBytes',
   'partConcurrency',
-  'key',
-  'bytes',
-  'idempotent',
-  'onFailed',
-  'keepFailures',
+  ...COMMON_KEYS,
 ];
 
 /**
