@@ -32,6 +32,11 @@ export interface LoadReportPicker extends Picker {
 
 /** Weights are recomputed at most this often (A58's `weight_update_period` default). */
 const RECOMPUTE_MS = 1_000;
+/**
+ * No shard's weight counts for more than this many times the (lower) median weight: gRPC's
+ * static stride scheduler clips at 10× too, but of the mean, which the outlier itself lifts.
+ */
+export const MAX_WEIGHT_RATIO = 10;
 
 /**
  * A shard seen through the weight the load reports give it: the smooth weighted round robin of
@@ -58,9 +63,12 @@ class Weighted {
  * counts once the shard has reported for `blackoutMs` (a fresh shard's first figures are noisy)
  * and stops `expiryMs` after its last report; a shard without a usable weight — never reported,
  * in blackout, expired, or reporting 0 utilization or 0 rps — gets the mean weight of the others
- * (1 when none has one). Weights are recomputed at most once a second (and on membership change),
- * from `request.now`; picks are the smooth weighted round robin of `weightedRoundRobin()`. No
- * allocation per pick.
+ * (1 when none has one). A weight counts for at most {@link MAX_WEIGHT_RATIO}× the lower median of
+ * the usable weights: a shard whose figures are off by a unit (utilization 0.0052 for 0.52), or
+ * that lies, could otherwise claim nearly every pick, and the median cannot be moved by fewer
+ * than half of the shards. Weights are recomputed at most once a second (and on membership
+ * change), from `request.now`; picks are the smooth weighted round robin of
+ * `weightedRoundRobin()`. No allocation per pick.
  *
  * After an expiry the blackout restarts with the next report; the picker sees the expiry when it
  * recomputes, so the new blackout may start up to a second before that report.
@@ -87,6 +95,8 @@ export function weightedByLoadReport(options: WeightedByLoadReportOptions = {}):
 
   const inner = weightedRoundRobin();
   const weights = { values: new Float64Array(0) };
+  /** The usable weights of a recompute, sorted for their median. */
+  let usable = new Float64Array(0);
   let members: readonly ShardState[] = [];
   /** Views by shard index: what `inner` is handed as the shards. */
   let views: Weighted[] = [];
@@ -112,16 +122,20 @@ export function weightedByLoadReport(options: WeightedByLoadReportOptions = {}):
 
   function recompute(now: number): void {
     const values = weights.values;
-    let sum = 0;
     let valid = 0;
     for (let i = 0; i < members.length; i++) {
       const shard = members[i]!;
       const w = weightFrom(shard, now);
       values[shard.index] = w;
-      if (w > 0) {
-        sum += w;
-        valid++;
-      }
+      if (w > 0) usable[valid++] = w;
+    }
+    const cap =
+      valid === 0 ? 0 : MAX_WEIGHT_RATIO * usable.subarray(0, valid).sort()[(valid - 1) >> 1]!;
+    let sum = 0;
+    for (let i = 0; i < members.length; i++) {
+      const index = members[i]!.index;
+      if (values[index]! > cap) values[index] = cap;
+      sum += values[index]!;
     }
     const mean = valid === 0 ? 1 : sum / valid;
     for (let i = 0; i < members.length; i++) {
@@ -136,6 +150,7 @@ export function weightedByLoadReport(options: WeightedByLoadReportOptions = {}):
     let size = 0;
     for (const shard of shards) size = Math.max(size, shard.index + 1);
     weights.values = new Float64Array(size);
+    usable = new Float64Array(shards.length);
     views = new Array(size);
     for (const shard of shards) views[shard.index] = new Weighted(shard, shard.index, weights);
     inner.rebuild?.(views as unknown as ShardState[]);

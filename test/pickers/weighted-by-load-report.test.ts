@@ -133,6 +133,26 @@ describe('weightedByLoadReport', () => {
     expect(weights(picker)).toEqual([20, 20, 20]);
   });
 
+  it('holds a shard that claims outsized capacity to 10× the median weight', async () => {
+    // c's utilization is off by 10 000 (a unit slip, or a shard that lies): 1000 / 0.0001 = 1e7
+    // against 2000 for the others. Uncapped, it would take 1e7 / (1e7 + 4000) of the picks.
+    const { balancer, picker } = setup(weightedByLoadReport({ blackoutMs: 0 }));
+    balancer.reportLoad('a', { cpuUtilization: 0.5, rpsFractional: 1000 });
+    balancer.reportLoad('b', { cpuUtilization: 0.5, rpsFractional: 1000 });
+    balancer.reportLoad('c', { cpuUtilization: 0.0001, rpsFractional: 1000 });
+    expect(await picks(balancer, 1_200)).toEqual({ a: 100, b: 100, c: 1_000 });
+    expect(weights(picker)).toEqual([2_000, 2_000, 20_000]);
+  });
+
+  it('takes the lower median, so one outlier of two cannot lift its own cap', async () => {
+    const { balancer, picker } = setup(weightedByLoadReport({ blackoutMs: 0 }));
+    balancer.reportLoad('a', { cpuUtilization: 0.5, rpsFractional: 100 }); // 200
+    balancer.reportLoad('b', { cpuUtilization: 1e-6, rpsFractional: 100 }); // 1e8, held to 2000
+    await picks(balancer, 1);
+    // c never reported: the mean of the held weights, (200 + 2000) / 2.
+    expect(weights(picker)).toEqual([200, 2_000, 1_100]);
+  });
+
   it('refuses bad figures and unknown shards, keeping the last good report', async () => {
     const { balancer, picker } = setup(weightedByLoadReport({ blackoutMs: 0 }));
     balancer.reportLoad('a', { cpuUtilization: 0.5, rpsFractional: 100 });
