@@ -347,7 +347,7 @@ export class Dispatcher<T> {
     run.ctx = undefined;
     const shard = run.shard!;
     const now = this.#clock.now();
-    const latencyMs = now - run.attemptStartMs;
+    const latencyMs = now > run.attemptStartMs ? now - run.attemptStartMs : 0; // ≥ 0 if it steps back
     const feedback = this.#parts.feedback;
     const retryable = ok || feedback.retryable(result);
     // Availability before the limit moves: the slot count and the limit change together.

@@ -35,17 +35,22 @@ export class PeakEwma {
     this.observeAt(rttMs, this.clock.now());
   }
 
-  /** Feeds one sample taken at time `nowMs` (a caller that has read the clock saves a read). */
+  /**
+   * Feeds one sample taken at time `nowMs` (a caller that has read the clock saves a read). A
+   * time before the last sample's (a clock that stepped back) blends nothing and keeps the last
+   * time: a negative Δt would weigh the old estimate by e^(|Δt| / decay).
+   */
   observeAt(rttMs: number, now: number): void {
     const state = this.state;
     const estimate = state[0]!;
+    const elapsed = now - state[1]!;
     if (estimate < 0 || rttMs > estimate) {
       state[0] = rttMs;
-    } else {
-      const w = decay((now - state[1]!) / this.decayMs);
+    } else if (elapsed > 0) {
+      const w = decay(elapsed / this.decayMs);
       state[0] = estimate * w + rttMs * (1 - w);
     }
-    state[1] = now;
+    if (elapsed > 0 || estimate < 0) state[1] = now;
   }
 
   /** The estimate now, in ms: the last value decayed by the time since it was set. */

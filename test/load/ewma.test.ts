@@ -142,6 +142,48 @@ describe('PeakEwma inside the balancer', () => {
   });
 });
 
+describe('a clock that steps back (a wall clock given where a monotonic one belongs)', () => {
+  it('PeakEwma keeps its estimate when a sample is stamped before the last one', () => {
+    const clock = new ManualClock();
+    const ewma = new PeakEwma(clock);
+    clock.advance(100_000);
+    ewma.observe(10);
+    // 60 s back: exp(+6) as the weight would blow the estimate up to 10·403 − 5·402 ms.
+    ewma.observeAt(5, clock.now() - 60_000);
+    expect(ewma.valueMs).toBe(10);
+  });
+
+  it('the balancer measures an attempt that spans the step as 0 ms, not −60 s', async () => {
+    const clock = new ManualClock();
+    let offset = 0;
+    const stepping = {
+      now: () => clock.now() + offset,
+      setTimer: (fn: () => void, ms: number) => clock.setTimer(fn, ms),
+    };
+    const balancer = new Balancer({
+      shards: [{ id: 'a', target: 'a' }],
+      picker: peakEwma(),
+      clock: stepping,
+      random: seededRandom(1),
+    });
+    const latencies: number[] = [];
+    balancer.on('success', (e) => latencies.push(e.latencyMs));
+    clock.advance(100_000);
+    const first = balancer.run(() => resolveAfter(clock, 10, 'x'));
+    await tick(clock, 10);
+    await first;
+    const second = balancer.run(async () => {
+      offset = -60_000;
+      return 'y';
+    });
+    await second;
+    expect(latencies).toEqual([10, 0]);
+    // Not 6.8e6 ms (a −60 s sample blended with a weight of e⁶), which kept the shard "slow"
+    // for minutes; the 0 ms sample at a step back leaves the estimate as it was.
+    expect(balancer.stats().shards[0]!.ewmaMs).toBe(10);
+  });
+});
+
 describe('decay()', () => {
   it('is exp(−x) to within 3·10⁻⁹ (relative) on both sides of the series cut-over', async () => {
     const { decay } = await import('../../src/load/ewma.js');
