@@ -171,6 +171,14 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
   }
 
   /**
+   * Rejects a transport's run-like call (`request()`, `putObject()`) that its own checks turned
+   * away before it became a run: counted in `stats().refused`, as `run()` counts its own.
+   */
+  protected refuse(error: unknown): Promise<never> {
+    return this.#dispatcher.refuse(error);
+  }
+
+  /**
    * Returns a function with `fn`'s trailing arguments that runs through the balancer.
    *
    * @example

@@ -133,29 +133,29 @@ export class Dispatcher<T> {
    */
   run<R>(fn: RunFn<T, R>, options?: RunOptions): Promise<R> {
     if (typeof fn !== 'function')
-      return this.#refuse(new ConfigError('fn', 'must be a function', fn));
+      return this.refuse(new ConfigError('fn', 'must be a function', fn));
     const o = this.#settings;
     let rule: CompiledRequirement | undefined;
     try {
       readRunOptions(options, this.#options.timeoutMs, o);
     } catch (error) {
-      return this.#refuse(error);
+      return this.refuse(error);
     }
     // Read before any user code (a policy) could start another run and reuse the settings.
     const { key, signal, timeoutMs, idempotent, bytes, require, meta } = o;
     try {
       rule = ruleOf(require, meta, this.#parts.policy, this.#candidates);
     } catch (error) {
-      return this.#refuse(error);
+      return this.refuse(error);
     }
-    if (this.#closed) return this.#refuse(new BalancerClosedError());
-    if (signal?.aborted) return this.#refuse(signal.reason);
+    if (this.#closed) return this.refuse(new BalancerClosedError());
+    if (signal?.aborted) return this.refuse(signal.reason);
     const waiting = this.#waiting;
     if (waiting.queued >= waiting.ceiling)
-      return this.#refuse(new QueueFullError(this.#options.maxQueued, waiting.ceiling));
+      return this.refuse(new QueueFullError(this.#options.maxQueued, waiting.ceiling));
     const queueFirst = waiting.queue.size > 0;
     const full = waiting.full;
-    if (queueFirst && full) return this.#refuse(new QueueFullError(this.#options.maxQueued));
+    if (queueFirst && full) return this.refuse(new QueueFullError(this.#options.maxQueued));
     // One clock read for admission and the fast path's route (a read costs ~0.1 µs).
     const now = this.#clock.now();
     return new Promise<R>((resolve, reject) => {
@@ -463,7 +463,7 @@ export class Dispatcher<T> {
   }
 
   /** A run() call refused before admission: counted in `refused`, never in `failed`. */
-  #refuse(error: unknown): Promise<never> {
+  refuse(error: unknown): Promise<never> {
     this.#parts.figures.refused++;
     return Promise.reject(error);
   }

@@ -35,6 +35,7 @@ export interface BalancerStats {
   /**
    * `run()` calls turned away before admission, each rejected at once: invalid arguments, the
    * balancer closed, the caller's signal already aborted, or the queue full (`QueueFullError`).
+   * The transports' `request()`, `putObject()` and `upload()` count their invalid requests here.
    * Every call is counted once: `completed + failed + refused` is the number of settled calls.
    */
   refused: number;

@@ -135,7 +135,7 @@ export class HttpBalancer extends Balancer<HttpTarget, HttpShardSpec | ShardSpec
       if (request.require !== undefined) runOptions.require = request.require;
       if (request.meta !== undefined) runOptions.meta = request.meta;
     } catch (error) {
-      return Promise.reject(error);
+      return this.refuse(error);
     }
     return this.run((shard, ctx) => this.#attempt(shard, ctx, exchange), runOptions);
   }

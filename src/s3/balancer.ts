@@ -151,7 +151,7 @@ export class S3Balancer extends Balancer<S3Target, S3TargetSpec | ShardSpec<S3Ta
       }
       runOptions = this.#runOptions(request, job);
     } catch (error) {
-      return Promise.reject(error);
+      return this.refuse(error);
     }
     return this.run((shard, ctx) => this.#put(shard, ctx, job), runOptions);
   }
@@ -194,7 +194,7 @@ export class S3Balancer extends Balancer<S3Target, S3TargetSpec | ShardSpec<S3Ta
       job = { ...base, partSizeBytes, partConcurrency };
       runOptions = this.#runOptions(request, job);
     } catch (error) {
-      return Promise.reject(error);
+      return this.refuse(error);
     }
     return this.run((shard, ctx) => this.#upload(shard, ctx, job), runOptions);
   }

@@ -308,6 +308,8 @@ describe('request bodies', () => {
     await expect(http.request({ path: 'no-slash' })).rejects.toBeInstanceOf(ConfigError);
     await expect(http.request({ nope: 1 } as never)).rejects.toBeInstanceOf(ConfigError);
     expect(server.requests).toBe(0);
+    // Counted like run() calls turned away: completed + failed + refused is every settled call.
+    expect(http.stats()).toMatchObject({ completed: 0, failed: 0, refused: 3 });
     await http.close();
   });
 });
