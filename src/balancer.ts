@@ -189,7 +189,12 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
     fn: (shard: ShardState<T>, ctx: RunContext, ...args: A) => Promise<R>,
     options: WrapOptions<A> = {},
   ): (...args: A) => Promise<R> {
-    return wrapper<T, A, R>((f, o) => this.run(f, o), fn, options);
+    return wrapper<T, A, R>(
+      (f, o) => this.run(f, o),
+      (error) => this.refuse(error),
+      fn,
+      options,
+    );
   }
 
   /**

@@ -101,6 +101,8 @@ export function wrapper<T, A extends unknown[], R>(
     fn: (shard: ShardState<T>, ctx: RunContext) => Promise<R>,
     options: RunOptions,
   ) => Promise<R>,
+  /** Rejects a call turned away before its run, counted as `run()` counts its own. */
+  refuse: (error: unknown) => Promise<never>,
   fn: (shard: ShardState<T>, ctx: RunContext, ...args: A) => Promise<R>,
   options: WrapOptions<A>,
 ): (...args: A) => Promise<R> {
@@ -131,7 +133,7 @@ export function wrapper<T, A extends unknown[], R>(
         if (rule !== undefined) runOptions.require = rule;
       }
     } catch (error) {
-      return Promise.reject(error);
+      return refuse(error);
     }
     return run((shard, ctx) => fn(shard, ctx, ...args), runOptions);
   };

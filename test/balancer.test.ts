@@ -598,7 +598,14 @@ describe('wrap', () => {
       malformed,
     ]);
     expect(outcomes[4]!.value).toBe(`${balancer.homeOf('r2')}:r2`);
-    expect(balancer.stats()).toMatchObject({ inFlight: 0, queued: 0, completed: 2 });
+    // The three calls turned away count as refused, like run() calls with bad options.
+    expect(balancer.stats()).toMatchObject({
+      inFlight: 0,
+      queued: 0,
+      completed: 2,
+      failed: 0,
+      refused: 3,
+    });
   });
 
   it('validates its options', () => {
