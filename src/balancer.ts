@@ -126,7 +126,10 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
         if (this.listenerCount('limit') > 0)
           this.emit('limit', { shardId: shard.id, limit, previous });
       },
-      (shard) => this.#candidates.pushedBack(shard.pushBack.untilMs),
+      (shard) => {
+        this.#candidates.pushedBack(shard.pushBack.untilMs);
+        this.#dispatcher.unavailable(shard, 'pushback');
+      },
     );
     this.#router = new Router<T>({
       picker: this.picker,
@@ -392,9 +395,11 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
   #healthChanged(shard: Shard<T>, change: 'eject' | 'probe' | 'restore', durationMs: number): void {
     this.#candidates.recount();
     if (change === 'eject') {
-      this.#dispatcher.ejected(shard);
+      this.#dispatcher.unavailable(shard, 'ejected');
       if (this.listenerCount('eject') > 0)
         this.emit('eject', { shardId: shard.id, durationMs, ejections: shard.health.ejections });
+      // Panic ignores ejection: runs waiting for an ejected home (or any shard) may go now.
+      if (this.#candidates.panic) this.#dispatcher.wake();
       return;
     }
     if (this.listenerCount('restore') > 0)

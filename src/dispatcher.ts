@@ -113,9 +113,9 @@ export class Dispatcher<T> {
     this.wake();
   }
 
-  /** A shard was ejected: keyed runs waiting for it now wait against their deadline. */
-  ejected(shard: Shard<T>): void {
-    this.#waiting.lines.ejected(shard);
+  /** A shard was ejected or pushes back: keyed runs waiting for it wait against their deadline. */
+  unavailable(shard: Shard<T>, why: 'ejected' | 'pushback'): void {
+    this.#waiting.lines.unavailable(shard, why);
   }
 
   /** Health, membership or a timer changed what may be offered: every line, then the queue. */

@@ -80,7 +80,8 @@ export interface SaturatedEvent {
 
 /**
  * Why an attempt went where it went: `direct` (no tiers; a keyed run on its home), `preferred`
- * (its first tier), `spill:*` (a later tier), or `displaced:*` — a keyed attempt that did not run
+ * (its first tier), `spill:*` (a later tier: the earlier ones saturated, ejected, or — for a
+ * retry — holding only shards it tried), or `displaced:*` — a keyed attempt that did not run
  * on its key's home shard (`affinity: 'spill'`), because the home was at its cap, ejected, already
  * tried by this run, or at the bounded-load limit.
  */
@@ -89,6 +90,7 @@ export type RouteReason =
   | 'preferred'
   | 'spill:saturated'
   | 'spill:unhealthy'
+  | 'spill:retry'
   | 'displaced:capped'
   | 'displaced:ejected'
   | 'displaced:retry'

@@ -193,20 +193,30 @@ export class CandidateSet<T> {
         }
       }
     }
-    const tiers = this.tiers;
-    if (tiers === undefined) return this.#collect(run, -1, sparing, nowMs);
+    if (this.tiers === undefined) return this.#collect(run, -1, sparing, nowMs, true);
+    // A retry looks in every tier for a shard it has not tried before it goes back to one it did.
+    const untried = run.tried === undefined ? undefined : this.#tiered(run, sparing, nowMs, false);
+    return untried ?? this.#tiered(run, sparing, nowMs, true) ?? NONE;
+  }
+
+  /**
+   * The first tier that can take `run` (`triedToo`: counting shards it tried), the list to wait
+   * on (`NONE`) while a saturated tier holds it, or undefined when no tier has a shard for it.
+   */
+  #tiered(run: Run<T>, sparing: boolean, nowMs: number, triedToo: boolean) {
+    const tiers = this.tiers!;
     let reason: RouteReason = 'preferred';
     for (let t = 0; t <= tiers.length; t++) {
-      const out = this.#collect(run, t, sparing, nowMs);
+      const out = this.#collect(run, t, sparing, nowMs, triedToo);
       if (out.length > 0) {
         run.tier = t;
         run.reason = reason;
         return out;
       }
-      const state = this.#tierState(run, t);
+      const state = this.#tierState(run, t, triedToo);
       if (state === 'empty') continue;
-      if (state === 'unhealthy') {
-        reason = 'spill:unhealthy';
+      if (state !== 'saturated') {
+        reason = state === 'tried' ? 'spill:retry' : 'spill:unhealthy';
         continue;
       }
       const spillAt = run.queuedAtMs + this.#host.spillAfterMs;
@@ -217,7 +227,7 @@ export class CandidateSet<T> {
       if (run.queued) this.#armSpillTimer(spillAt);
       return NONE;
     }
-    return NONE;
+    return triedToo ? NONE : undefined;
   }
 
   /** True when `shard` was one of `candidates`, the list `forRun` last returned. */
@@ -228,24 +238,18 @@ export class CandidateSet<T> {
   }
 
   /**
-   * How long a retry of `run` must wait for push-back: 0 when some shard it may go to (untried
-   * ones first, as `forRun` prefers them) does not push back now, else the least time until one
-   * stops. A retry waits for push-back only when every shard it could use asked for it.
+   * How long a retry of `run` must wait for push-back: 0 when some shard it may go to does not
+   * push back now, else the least time until one stops. A tried shard counts: when every untried
+   * one pushes back, `forRun` offers the tried ones that do not. A retry waits for push-back only
+   * when every shard it could use asked for it.
    */
   pushBackWait(run: Run<T>, nowMs: number): number {
-    const members = this.members(run.requirement);
     let wait = Number.POSITIVE_INFINITY;
-    for (let pass = 0; pass < 2; pass++) {
-      let any = false;
-      for (const shard of members) {
-        if (shard.health.state === 'ejected' && !this.panic) continue;
-        if (pass === 0 && run.tried?.includes(shard)) continue;
-        any = true;
-        const left = shard.pushBack.untilMs - nowMs;
-        if (left <= 0) return 0;
-        if (left < wait) wait = left;
-      }
-      if (any) break;
+    for (const shard of this.members(run.requirement)) {
+      if (shard.health.state === 'ejected' && !this.panic) continue;
+      const left = shard.pushBack.untilMs - nowMs;
+      if (left <= 0) return 0;
+      if (left < wait) wait = left;
     }
     return wait === Number.POSITIVE_INFINITY ? 0 : wait;
   }
@@ -256,12 +260,24 @@ export class CandidateSet<T> {
    * shard the rule allows is healthy, ejection is ignored inside the rule (panic within it).
    * `sparing`: shards pushing back at `nowMs` are left out while another can be offered.
    */
-  #collect(run: Run<T>, tier: number, sparing: boolean, nowMs: number): Shard<T>[] {
-    const out = this.#gather(run, tier, sparing, nowMs);
-    return out.length === 0 && sparing ? this.#gather(run, tier, false, nowMs) : out;
+  #collect(
+    run: Run<T>,
+    tier: number,
+    sparing: boolean,
+    nowMs: number,
+    triedToo: boolean,
+  ): Shard<T>[] {
+    const out = this.#gather(run, tier, sparing, nowMs, triedToo);
+    return out.length === 0 && sparing ? this.#gather(run, tier, false, nowMs, triedToo) : out;
   }
 
-  #gather(run: Run<T>, tier: number, sparing: boolean, nowMs: number): Shard<T>[] {
+  #gather(
+    run: Run<T>,
+    tier: number,
+    sparing: boolean,
+    nowMs: number,
+    triedToo: boolean,
+  ): Shard<T>[] {
     const out = this.#scratch;
     out.length = 0;
     const shards = this.#host.membership.shards;
@@ -295,7 +311,7 @@ export class CandidateSet<T> {
         out.push(shard);
         this.#offered[shard.index] = epoch;
       }
-      if (run.tried === undefined) break;
+      if (run.tried === undefined || !triedToo) break;
     }
     return out;
   }
@@ -349,17 +365,26 @@ export class CandidateSet<T> {
   }
 
   /** Why tier `t` offered nothing: it has no member the rule allows, none healthy, or none free. */
-  #tierState(run: Run<T>, t: number): 'empty' | 'unhealthy' | 'saturated' {
+  /** Why tier `t` offered `run` nothing: no member, all tried (`triedToo` false), all ejected, or busy. */
+  #tierState(
+    run: Run<T>,
+    t: number,
+    triedToo: boolean,
+  ): 'empty' | 'tried' | 'unhealthy' | 'saturated' {
     const allowed =
       run.requirement === undefined ? undefined : this.#membersOf(run.requirement).mask;
     let members = 0;
+    let untried = 0;
     let healthy = 0;
     for (const shard of this.#host.membership.shards) {
       if (shard.tier !== t || (allowed !== undefined && allowed[shard.index] !== 1)) continue;
       members++;
+      if (!triedToo && run.tried?.includes(shard)) continue;
+      untried++;
       if (shard.health.state !== 'ejected' || this.panic) healthy++;
     }
     if (members === 0) return 'empty';
+    if (untried === 0) return 'tried';
     return healthy === 0 ? 'unhealthy' : 'saturated';
   }
 

@@ -81,12 +81,17 @@ export class HomeLines<T> {
     return [...this.#lines.keys()];
   }
 
-  /** `shard` was ejected: its waiting runs now wait against their deadline. */
-  ejected(shard: Shard<T>): void {
+  /**
+   * `shard` was ejected or pushes back: its waiting runs (some waited only for a slot) now wait
+   * against their deadline; after a push-back the line is served when it ends.
+   */
+  unavailable(shard: Shard<T>, why: 'ejected' | 'pushback'): void {
+    if (this.head(shard) === undefined) return;
     for (let run = this.head(shard); run !== undefined; run = run.next as Run<T> | undefined) {
-      run.keyed!.waitReason = 'ejected';
+      run.keyed!.waitReason = why;
       this.#armDeadline(run);
     }
+    if (why === 'pushback') this.#wakeAt(shard, shard.pushBack.untilMs);
   }
 
   /**
@@ -105,14 +110,21 @@ export class HomeLines<T> {
     }, keyed.waitDeadlineMs - clock.now());
   }
 
+  /**
+   * Serves `shard`'s line at `atMs`, or at the end of its push-back if a longer one came since
+   * (one wake-up a shard, the earliest; it re-arms itself rather than strand the line).
+   */
   #wakeAt(shard: Shard<T>, atMs: number): void {
     const wake = this.#wakes.get(shard);
     if (wake !== undefined && wake.atMs <= atMs) return;
     wake?.cancel();
-    const cancel = this.host.clock.setTimer(() => {
+    const clock = this.host.clock;
+    const cancel = clock.setTimer(() => {
       this.#wakes.delete(shard);
-      this.host.serve(shard);
-    }, atMs - this.host.clock.now());
+      const until = shard.pushBack.untilMs;
+      if (until > clock.now() && this.head(shard) !== undefined) this.#wakeAt(shard, until);
+      else this.host.serve(shard);
+    }, atMs - clock.now());
     this.#wakes.set(shard, { atMs, cancel });
   }
 }
