@@ -159,7 +159,9 @@ export class BatchRunner<T, Rec> {
     const host = this.#host;
     const attempt = ctx.attempt;
     if (batch.carried !== undefined || attempt > 1) this.#dropExhausted(batch, attempt);
-    if (batch.home !== undefined && batch.members !== host.runner.shards) this.#rehome(batch);
+    if (batch.home !== undefined && batch.members !== host.runner.shards) {
+      this.#rehome(batch, attempt);
+    }
     const count = batch.count;
     if (count === 0) return NOTHING_SENT;
     const carried = batch.carriedCount;
@@ -212,9 +214,10 @@ export class BatchRunner<T, Rec> {
 
   /**
    * The membership changed since the batch's homes were computed: records whose key now lives on
-   * another shard than the batch's key leave it for a batch of their new home (no send counted).
+   * another shard than the batch's key leave it for a batch of their new home. The move counts
+   * no send, but the batch's earlier sends (this is its `attempt`) go with each record.
    */
-  #rehome(batch: Batch<Rec>): void {
+  #rehome(batch: Batch<Rec>, attempt: number): void {
     const { runner } = this.#host;
     batch.members = runner.shards;
     const target = runner.homeOf(batch.key!);
@@ -229,8 +232,17 @@ export class BatchRunner<T, Rec> {
     const encoded = moving.map((i) => copyOf(batch.encodedAt(i)));
     const leaving = new Set(moving);
     batch.retain((i) => !leaving.has(i));
+    const log = batch.log ?? [];
     moving.forEach((i, j) => {
-      this.#host.place(records[i]!, keys[i], sizes[i]!, carried?.[i], encoded[j]);
+      const before = carried?.[i];
+      const sends: Carried | undefined =
+        attempt === 1
+          ? before
+          : {
+              attempts: (before?.attempts ?? 0) + attempt - 1,
+              history: [...(before?.history ?? []), ...log],
+            };
+      this.#host.place(records[i]!, keys[i], sizes[i]!, sends, encoded[j]);
     });
   }
 

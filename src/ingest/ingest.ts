@@ -4,7 +4,7 @@
  * source throws or a callback throws — then waits until every record taken has settled, written
  * or failed, and resolves with the account, or rejects with an `IngestError` carrying it.
  */
-import { BalancerClosedError, ConfigError } from '../errors.js';
+import { BalancerClosedError, ConfigError, describe } from '../errors.js';
 import { duration, fn } from '../validate.js';
 import { IngestError, type IngestStop } from './errors.js';
 import { Ledger } from './ledger.js';
@@ -87,6 +87,8 @@ export async function drive<T, Rec>(
     }
     if (stop !== undefined) break;
     let next: IteratorResult<Rec>;
+    let done: boolean;
+    let value: Rec;
     try {
       if (sync) next = (iterator as Iterator<Rec>).next();
       else {
@@ -97,7 +99,7 @@ export async function drive<T, Rec>(
           // is taken and reported failed with the abort reason, never dropped.
           pending.then(
             (late) => {
-              if (late.done) return;
+              if (typeof late !== 'object' || late === null || late.done) return;
               ledger.take();
               ledger.fail(late.value, signal!.reason);
             },
@@ -107,23 +109,32 @@ export async function drive<T, Rec>(
           break;
         }
       }
+      // Read here, so that a result that is not an object (or a getter that throws) stops the
+      // ingestion as a source error, as `for await` would, after what was taken settles.
+      if (typeof next !== 'object' || next === null) {
+        throw new TypeError(
+          `the source's iterator returned ${describe(next)}, not { done, value }`,
+        );
+      }
+      done = next.done === true;
+      value = next.value;
     } catch (error) {
       stop = { kind: 'source', cause: error };
       finished = true; // a source that threw is done: do not ask it to return
       break;
     }
-    if (next.done === true) {
+    if (done) {
       finished = true;
       break;
     }
     ledger.take();
     if (signal?.aborted) {
       // Taken, then the abort seen: the record is reported failed, never dropped.
-      ledger.fail(next.value, signal.reason);
+      ledger.fail(value, signal.reason);
       stop = { kind: 'aborted', cause: signal.reason };
       break;
     }
-    sink.add(next.value);
+    sink.add(value);
     const wait = sink.wait();
     if (wait !== undefined) await wait;
   }

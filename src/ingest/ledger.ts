@@ -32,6 +32,8 @@ export class Ledger<Rec> {
   heldBytes = 0;
   /** The first error a callback threw: the ingestion stops reading on it. */
   callbackError: { error: unknown } | undefined;
+  /** The first failed record, kept whatever `keepFailures` keeps (a write stream errors with it). */
+  firstFailure: { record: Rec; error: unknown } | undefined;
   /** Called after records settle (the sinks wake producers waiting for room). */
   onSettle: (() => void) | undefined;
   readonly #host: LedgerHost;
@@ -88,6 +90,7 @@ export class Ledger<Rec> {
     this.held--;
     this.heldBytes -= bytes;
     s.failed++;
+    this.firstFailure ??= { record, error };
     if (s.failures.length < (this.#hooks.keepFailures ?? Number.POSITIVE_INFINITY)) {
       s.failures.push({ record, error });
     }

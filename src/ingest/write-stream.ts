@@ -169,15 +169,15 @@ export class LedgerWriteStream<T, Rec> extends Writable implements RecordWriteSt
     const ledger = this.#ledger;
     if (this.#failure === undefined && !this.#refusing) {
       const callbackError = ledger.callbackError;
-      const failures = ledger.summary.failures;
+      const first = ledger.firstFailure;
       if (callbackError !== undefined) {
         this.#failure =
           callbackError.error instanceof Error
             ? callbackError.error
             : new Error(String(callbackError.error));
-      } else if (failures.length > 0) {
-        const { record, error } = failures[0]!;
-        this.#failure = new WriteFailedError(record, error);
+      } else if (first !== undefined) {
+        // Not `summary.failures[0]`: with `keepFailures: 0` that list stays empty.
+        this.#failure = new WriteFailedError(first.record, first.error);
       }
       if (this.#failure !== undefined) {
         // Send what is held now; take nothing more. The error comes once all of it settled.
