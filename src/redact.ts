@@ -100,7 +100,8 @@ export function scrub(text: string, secrets: readonly string[]): string {
 /**
  * The secret values a request body carries: the values of its credential-named fields (JSON,
  * form), and — for a short body — the body itself, since a shard that echoes the request may
- * quote it whole. Bodies that are not text or bytes give none.
+ * quote it whole: as sent, escaped inside a JSON string (`"request":"{\"id\":7,…}"`) or
+ * percent-encoded. Bodies that are not text or bytes give none.
  */
 export function bodySecrets(body: unknown): string[] {
   let text: string;
@@ -111,7 +112,13 @@ export function bodySecrets(body: unknown): string[] {
     text = Buffer.from(cut.buffer, cut.byteOffset, cut.byteLength).toString('utf8');
   } else return [];
   const found = pairValues(text);
-  if (text.length >= MIN_PIECE && text.length <= MAX_BODY_WHOLE) found.push(text);
+  if (text.length >= MIN_PIECE && text.length <= MAX_BODY_WHOLE) {
+    found.push(text);
+    const escaped = JSON.stringify(text).slice(1, -1);
+    if (escaped !== text) found.push(escaped);
+    const encoded = encodeURIComponent(text);
+    if (encoded !== text) found.push(encoded);
+  }
   return found;
 }
 

@@ -12,6 +12,8 @@ export interface ExchangeInfo {
   wallClock: () => number;
   /** The request's secret values, scrubbed from any excerpt of the response. */
   secrets: readonly string[];
+  /** The request's one-shot stream body was read: a push-back cannot be retried elsewhere. */
+  streamSent?: boolean;
 }
 
 /**
@@ -20,6 +22,7 @@ export interface ExchangeInfo {
  *
  * - 429, and 503 with a usable `Retry-After` → `PushBackError` (load, not ill health: the shard's
  *   cost rises for the advised time, capped at `maxRetryAfterMs`; a 429 without one holds 1 s);
+ *   final (`notSent: false`) when a one-shot stream body was read, as nothing is left to resend;
  * - other 5xx → `HttpError`, `retryable: true`;
  * - 4xx → `HttpError`, `retryable: false`.
  */
@@ -38,10 +41,13 @@ export function statusError(
       wallClock: info.wallClock,
     });
     if (ms !== undefined) {
+      const answered = `shard "${info.shardId}" answered ${info.method} ${pathWithoutQuery(info.path)} with HTTP ${statusCode}: retry after ${ms} ms`;
+      if (info.streamSent !== true) return pushBackError(ms, answered, { statusCode });
+      // The shard is still spared for `ms`; the run is not retried, as its body is gone.
       return pushBackError(
         ms,
-        `shard "${info.shardId}" answered ${info.method} ${pathWithoutQuery(info.path)} with HTTP ${statusCode}: retry after ${ms} ms`,
-        { statusCode },
+        `${answered}; the request's one-shot stream body was read, so it is not retried: pass a function returning a fresh body to make it replayable`,
+        { statusCode, notSent: false },
       );
     }
   }

@@ -41,12 +41,24 @@ export function pathWithoutQuery(path: string): string {
  */
 export function excerptOf(body: Uint8Array | undefined, secrets: readonly string[] = []): string {
   if (body === undefined || body.length === 0) return '';
-  const cut = body.length > EXCERPT_BYTES ? body.subarray(0, EXCERPT_BYTES) : body;
-  // A cut through a multi-byte character decodes to U+FFFD: harmless in an excerpt.
-  const text = Buffer.from(cut.buffer, cut.byteOffset, cut.byteLength).toString('utf8');
+  // Scrubbed before the cut, over enough bytes to hold any secret that starts inside the
+  // excerpt: a secret cut in two matches neither itself nor its pieces.
+  let longest = 0;
+  for (const secret of secrets) longest = Math.max(longest, Buffer.byteLength(secret));
+  const text = utf8(body, EXCERPT_BYTES + longest + MAX_PAIR_BYTES);
   // Known secrets first (whole values, then pieces), then anything credential-named the
   // request did not carry (a shard may quote its own tokens), then URLs.
-  return redactText(redactPairs(scrub(text, secrets)));
+  const clean = redactText(redactPairs(scrub(text, secrets)));
+  // A cut through a multi-byte character decodes to U+FFFD: harmless in an excerpt.
+  return utf8(Buffer.from(clean), EXCERPT_BYTES);
+}
+
+/** Room past the excerpt for a credential-named pair (`"password": "…"`) that straddles it. */
+const MAX_PAIR_BYTES = 1024;
+
+function utf8(bytes: Uint8Array, limit: number): string {
+  const cut = bytes.length > limit ? bytes.subarray(0, limit) : bytes;
+  return Buffer.from(cut.buffer, cut.byteOffset, cut.byteLength).toString('utf8');
 }
 
 /**

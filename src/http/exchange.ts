@@ -27,6 +27,8 @@ export const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set([
 /** One request across its attempts. */
 export class Exchange {
   #secrets: string[] | undefined;
+  /** What a body factory made for the latest attempt: its secrets are the request's too. */
+  #made: string | Uint8Array | undefined;
 
   constructor(
     readonly method: string,
@@ -37,15 +39,28 @@ export class Exchange {
 
   /** The body to send on this attempt (the stream only once). */
   attemptBody(): AttemptBody {
-    return bodyOfAttempt('request.body', this.body, 'request');
+    const body = bodyOfAttempt('request.body', this.body, 'request');
+    if (
+      this.body.factory !== undefined &&
+      (typeof body === 'string' || body instanceof Uint8Array)
+    ) {
+      if (body !== this.#made) this.#secrets = undefined;
+      this.#made = body;
+    }
+    return body;
   }
 
   /**
    * The request's secret values (credentials in headers, query values, credential-named body
-   * fields and a short body itself), for scrubbing echoes. Built on the first error only.
+   * fields and a short body itself — the one a body factory made for the latest attempt), for
+   * scrubbing echoes. Built on the first error only.
    */
   get secrets(): readonly string[] {
-    this.#secrets ??= requestSecrets(this.headers, this.path, bodySecrets(this.body.value));
+    this.#secrets ??= requestSecrets(
+      this.headers,
+      this.path,
+      bodySecrets(this.body.factory === undefined ? this.body.value : this.#made),
+    );
     return this.#secrets;
   }
 }
@@ -101,10 +116,10 @@ export function checkRequestShape(request: unknown, extra: readonly string[]): v
  * Headers: a plain object of string (or string list) values — not a `Map`, a fetch `Headers` or
  * an array of pairs, whose entries would be sent as nothing. Values are never echoed.
  */
-function checkHeaders(headers: unknown): void {
+export function checkHeaders(headers: unknown, field = 'request.headers'): void {
   if (!isPlainObject(headers) || Array.isArray(headers)) {
     throw new ConfigError(
-      'request.headers',
+      field,
       'must be a plain object of header name → value ({ authorization: … })',
       headers,
       { secret: true },
@@ -115,7 +130,7 @@ function checkHeaders(headers: unknown): void {
     const value = (headers as Record<string, unknown>)[name];
     if (!TOKEN_NAMES.has(name)) {
       if (!TOKEN.test(name)) {
-        throw new ConfigError('request.headers', 'has a name that is not an HTTP token', name, {
+        throw new ConfigError(field, 'has a name that is not an HTTP token', name, {
           secret: true,
         });
       }
@@ -127,14 +142,9 @@ function checkHeaders(headers: unknown): void {
       typeof value === 'string' ||
       (Array.isArray(value) && value.every((v) => typeof v === 'string'));
     if (!ok) {
-      throw new ConfigError(
-        `request.headers.${name}`,
-        'must be a string or an array of strings',
-        value,
-        {
-          secret: true,
-        },
-      );
+      throw new ConfigError(`${field}.${name}`, 'must be a string or an array of strings', value, {
+        secret: true,
+      });
     }
   }
 }

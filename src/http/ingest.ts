@@ -29,7 +29,8 @@ import type {
 } from '../ingest/types.js';
 import type { RunContext } from '../run.js';
 import type { ShardState } from '../types.js';
-import { checkObject, fn } from '../validate.js';
+import { fn } from '../validate.js';
+import { checkHeaders } from './exchange.js';
 import type { HttpRequest, HttpResponse, HttpTarget } from './types.js';
 
 /** How a batch becomes a request body. */
@@ -111,7 +112,7 @@ function httpPlan<Rec>(
   const method = o.method ?? 'POST';
   if (typeof method !== 'string')
     throw new ConfigError(`${field}.method`, 'must be a string', method);
-  if (o.headers !== undefined) checkObject(`${field}.headers`, o.headers);
+  if (o.headers !== undefined) checkHeaders(o.headers, `${field}.headers`);
   if (o.failures !== undefined) fn(`${field}.failures`, o.failures);
   const headers: Record<string, string> = {};
   const { encoder, custom } = read;

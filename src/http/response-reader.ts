@@ -17,6 +17,7 @@
 import type { Dispatcher } from 'undici';
 import undiciUtil from 'undici/lib/core/util.js';
 import type { RunContext } from '../run.js';
+import { streamConsumed } from '../transport/body.js';
 import type { ShardState } from '../types.js';
 import { annotateTransportError, type ExchangeInfo, statusError } from './classify.js';
 import { BodyTooLargeError } from './errors.js';
@@ -188,6 +189,7 @@ class ResponseReader implements Dispatcher.DispatchHandler {
       method: ex.method,
       path: ex.path,
       secrets: ex.secrets,
+      streamSent: streamConsumed(ex.body),
     })!;
   }
 

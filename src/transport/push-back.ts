@@ -32,7 +32,7 @@ export function adviseMs(advice: PushBackAdvice): number | undefined {
 export function pushBackError(
   ms: number,
   message: string,
-  fields: Record<string, string | number | undefined>,
+  fields: Record<string, string | number | boolean | undefined>,
   cause?: unknown,
 ): PushBackError {
   const error = new PushBackError(ms, message, cause === undefined ? undefined : { cause });
