@@ -4,12 +4,14 @@
  *
  *   npx tsx bench/s3-put.bench.ts     (or npm run bench s3-put)
  *
- * Both contenders put the same objects (4 KiB, the same keys) to the same 3 buckets, round robin,
- * through one keep-alive client, at the same concurrency, in alternating rounds (the order flips
- * each round). Printed: per-put time (elapsed ÷ puts, at that concurrency), mean latency, and the
- * client's CPU per put (the transport's own cost; the server is another process); the overhead
- * is shardwise's figure over the bare one's in the same round, median and range over the rounds.
- * Goal: per-put time ≤ 1.05× the bare put's. The figures go to docs/performance.md.
+ * The contenders put the same objects (4 KiB, the same keys) to the same 3 buckets, round robin,
+ * through one keep-alive client, at the same concurrency, in rounds that go through every order
+ * of the three. Printed: per-put time (elapsed ÷ puts, at that concurrency), mean latency, and
+ * the client's CPU per put (the transport's own cost; the server is another process); the
+ * overhead is a contender's figure over the bare one's in the same round, median and range over
+ * the rounds. The third contender is the bare put again, the A/A control: its ratio to the bare
+ * put is this run's noise, as nothing differs but the closure. Goal: per-put time ≤ 1.05× the
+ * bare put's. The figures go to docs/performance.md.
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
@@ -21,6 +23,7 @@ import {
   machineLoad,
   median,
   printTable,
+  ratio,
   ratioSpread,
   recordFigures,
   spread,
@@ -32,7 +35,7 @@ const BUCKETS = ['bench-a', 'bench-b', 'bench-c'];
 const CONCURRENCY = 16;
 const PUTS = 150;
 const WARMUP = 200;
-const ROUNDS = Number(process.env.SHARDWISE_BENCH_ROUNDS ?? 24);
+const ROUNDS = Number(process.env.SHARDWISE_BENCH_ROUNDS ?? 30);
 const BODY = Buffer.alloc(4096, 120);
 const CONTENT_TYPE = 'application/octet-stream';
 
@@ -122,27 +125,33 @@ async function main() {
     picker: roundRobin(),
     maxInFlightPerShard: CONCURRENCY,
   });
-  const contenders = { bare: bare(client), shardwise: shardwise(s3) };
+  const contenders = { bare: bare(client), control: bare(client), shardwise: shardwise(s3) };
+  type Name = keyof typeof contenders;
+  const names = Object.keys(contenders) as Name[];
+  // Every order of the three in turn, so none always runs first or after the same one.
+  const orders = names.flatMap((a) =>
+    names.flatMap((b) => (b === a ? [] : [[a, b, names.find((c) => c !== a && c !== b)!]])),
+  );
   try {
     console.log(
-      `node ${process.version}, s3rver in a child process, ${BODY.byteLength} B puts to ${BUCKETS.length} buckets, concurrency ${CONCURRENCY}, ${PUTS} puts per round, ${ROUNDS} alternating rounds; ${machineLoad()} at the start\n`,
+      `node ${process.version}, s3rver in a child process, ${BODY.byteLength} B puts to ${BUCKETS.length} buckets, concurrency ${CONCURRENCY}, ${PUTS} puts per round, ${ROUNDS} rounds through the ${orders.length} orders; ${machineLoad()} at the start\n`,
     );
     // Warm-up: connections opened, both code paths compiled.
-    await drive(contenders.bare, WARMUP, false);
-    await drive(contenders.shardwise, WARMUP, false);
-    const rounds: Record<'bare' | 'shardwise', Round[]> = { bare: [], shardwise: [] };
+    for (const name of names) await drive(contenders[name], WARMUP, false);
+    const rounds: Record<Name, Round[]> = { bare: [], control: [], shardwise: [] };
     for (let r = 0; r < ROUNDS; r++) {
-      const order =
-        r % 2 === 0 ? (['bare', 'shardwise'] as const) : (['shardwise', 'bare'] as const);
-      for (const name of order) rounds[name].push(await drive(contenders[name], PUTS, true));
+      for (const name of orders[r % orders.length]!) {
+        rounds[name].push(await drive(contenders[name], PUTS, true));
+      }
     }
-    const over = (figure: keyof Round) =>
-      spread(rounds.shardwise.map((s, i) => s[figure] / rounds.bare[i]![figure]));
-    const med = (name: 'bare' | 'shardwise', figure: keyof Round) =>
-      median(rounds[name].map((x) => x[figure]));
-    const perPut = over('perPutMs');
-    const latency = over('latencyMs');
-    const cpu = over('cpuUs');
+    const over = (name: Name, figure: keyof Round) =>
+      spread(rounds[name].map((s, i) => s[figure] / rounds.bare[i]![figure]));
+    const med = (name: Name, figure: keyof Round) => median(rounds[name].map((x) => x[figure]));
+    const perPut = over('shardwise', 'perPutMs');
+    const latency = over('shardwise', 'latencyMs');
+    const cpu = over('shardwise', 'cpuUs');
+    const noise = over('control', 'perPutMs');
+    const noiseCpu = over('control', 'cpuUs');
     printTable(
       ['contender', 'per-put time ms', 'mean latency ms', 'client CPU µs/put'],
       [
@@ -153,10 +162,22 @@ async function main() {
           fmt(med('bare', 'cpuUs'), 0),
         ],
         [
+          'bare again (A/A control: only the closure differs)',
+          fmt(med('control', 'perPutMs'), 3),
+          fmt(med('control', 'latencyMs'), 3),
+          fmt(med('control', 'cpuUs'), 0),
+        ],
+        [
           's3.putObject(…) (shardwise/s3, round robin)',
           fmt(med('shardwise', 'perPutMs'), 3),
           fmt(med('shardwise', 'latencyMs'), 3),
           fmt(med('shardwise', 'cpuUs'), 0),
+        ],
+        [
+          'control / bare (median, range): the noise',
+          ratioSpread(noise, 3),
+          ratioSpread(over('control', 'latencyMs'), 3),
+          ratioSpread(noiseCpu, 3),
         ],
         [
           'shardwise / bare (median, range)',
@@ -167,7 +188,7 @@ async function main() {
       ],
     );
     console.log(
-      `\ngoal: per-put time ≤ 1.05× the bare put's: ${perPut.median <= 1.05 ? 'ok' : 'MISS'}; ${machineLoad()} at the end`,
+      `\ngoal: per-put time ≤ 1.05× the bare put's: ${perPut.median <= 1.05 ? 'ok' : 'MISS'} (the A/A control ${ratio(noise.median, 3)}); ${machineLoad()} at the end`,
     );
     const rows: FigureRow[] = [
       {
@@ -183,6 +204,13 @@ async function main() {
         peer: `bare PutObjectCommand ${fmt(med('bare', 'cpuUs'), 0)}`,
         ratio: ratioSpread(cpu, 3),
         goal: '(lower is better)',
+      },
+      {
+        figure: "A/A control: the bare put again, per-put time ms (this run's noise)",
+        value: fmt(med('control', 'perPutMs'), 3),
+        peer: `bare PutObjectCommand ${fmt(med('bare', 'perPutMs'), 3)}`,
+        ratio: ratioSpread(noise, 3),
+        goal: '(1.00× but for noise)',
       },
     ];
     recordFigures('s3-put', rows);
