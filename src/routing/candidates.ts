@@ -256,7 +256,8 @@ export class CandidateSet<T> {
 
   /**
    * Fills the scratch list with the shards of tier `tier` (−1: any) that satisfy the run's rule,
-   * can take a call, and were not tried by it — or, when that leaves none, were tried. When no
+   * can take a call, and were not tried by it — or, when that leaves none and `triedToo`, were
+   * tried. When no
    * shard the rule allows is healthy, ejection is ignored inside the rule (panic within it).
    * `sparing`: shards pushing back at `nowMs` are left out while another can be offered.
    */
@@ -364,8 +365,10 @@ export class CandidateSet<T> {
     return cached;
   }
 
-  /** Why tier `t` offered nothing: it has no member the rule allows, none healthy, or none free. */
-  /** Why tier `t` offered `run` nothing: no member, all tried (`triedToo` false), all ejected, or busy. */
+  /**
+   * Why tier `t` offered `run` nothing: no member the rule allows, all tried (when `triedToo` is
+   * false), none healthy, or none free.
+   */
   #tierState(
     run: Run<T>,
     t: number,
