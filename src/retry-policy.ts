@@ -60,14 +60,16 @@ export function decideRetry(
     return settle('the run is not idempotent and the call may have reached the shard');
   }
   if (input.attempt >= retry.attempts) return settle(`all ${retry.attempts} attempts failed`, true);
-  let delayMs = backoffDelay(input.attempt, retry.baseMs, retry.maxMs, random);
-  if (input.pushBackWaitMs > delayMs) delayMs = input.pushBackWaitMs;
-  if (delayMs > input.timeoutMs) {
+  // Only a push-back wait is bounded by `timeoutMs` (it bounds one attempt): a backoff is the
+  // retry's own pause, however long, and the caller's signal bounds the whole run.
+  if (input.pushBackWaitMs > input.timeoutMs) {
     return settle(
       `every shard it may use pushes back for ${Math.ceil(input.pushBackWaitMs)} ms, longer than its timeoutMs (${input.timeoutMs})`,
       true,
     );
   }
+  let delayMs = backoffDelay(input.attempt, retry.baseMs, retry.maxMs, random);
+  if (input.pushBackWaitMs > delayMs) delayMs = input.pushBackWaitMs;
   if (budget !== undefined && !budget.tryWithdraw()) {
     return {
       retry: false,

@@ -98,6 +98,17 @@ export function positiveInt(field: string, value: unknown, allowInfinity = false
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
     throw new ConfigError(field, 'must be a positive integer', value);
   }
+  return safe(field, value);
+}
+
+/**
+ * Counts and sizes are added and subtracted: past 2⁵³ − 1 a small one added to a large one is
+ * lost, and the subtraction that follows leaves a figure that never returns to 0.
+ */
+function safe(field: string, value: number): number {
+  if (!Number.isSafeInteger(value)) {
+    throw new ConfigError(field, 'must be at most 2⁵³ − 1 (Number.MAX_SAFE_INTEGER)', value);
+  }
   return value;
 }
 
@@ -107,7 +118,7 @@ export function nonNegativeInt(field: string, value: unknown, allowInfinity = fa
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
     throw new ConfigError(field, 'must be a non-negative integer', value);
   }
-  return value;
+  return safe(field, value);
 }
 
 /**

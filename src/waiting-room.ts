@@ -30,6 +30,8 @@ export class WaitingRoom<T> {
   /** The hard ceiling on `queued`: {@link QUEUE_CEILING_FACTOR} × `maxQueued`. */
   readonly ceiling: number;
   #readyWait: { promise: Promise<void>; resolve: () => void } | undefined;
+  /** The queue reached `maxQueued` (`saturated` emitted) and has not fallen below it since. */
+  #saturated = false;
 
   private readonly maxQueued: number;
   private readonly reject: boolean;
@@ -57,10 +59,17 @@ export class WaitingRoom<T> {
   count(run: Run<T>, delta: 1 | -1): void {
     if (run.waiting === delta > 0) return;
     run.waiting = delta > 0;
-    if (run.attempt === 0) this.queued += delta;
-    else this.retrying += delta;
-    if (delta > 0 && this.queued === this.maxQueued && this.events.listenerCount('saturated') > 0) {
-      this.events.emit('saturated', { queued: this.queued, maxQueued: this.maxQueued });
+    if (run.attempt > 0) {
+      this.retrying += delta;
+      return;
+    }
+    this.queued += delta;
+    // Once per crossing: `ready` (in `shrank`) ends it when the queue falls below again.
+    if (delta > 0 && this.queued === this.maxQueued && !this.#saturated) {
+      this.#saturated = true;
+      if (this.events.listenerCount('saturated') > 0) {
+        this.events.emit('saturated', { queued: this.queued, maxQueued: this.maxQueued });
+      }
     }
   }
 
@@ -115,13 +124,20 @@ export class WaitingRoom<T> {
     return this.#readyWait.promise;
   }
 
-  /** The queue may have shrunk: wakes `ready()` once below `maxQueued` (or for good on close). */
+  /**
+   * The queue may have shrunk: once below `maxQueued` (or for good on close) wakes `ready()`, and
+   * emits `ready` after a `saturated` — whether or not anyone awaits `ready()`.
+   */
   shrank(closing = false): void {
-    if (this.#readyWait !== undefined && (closing || this.queued < this.maxQueued)) {
-      const wait = this.#readyWait;
+    if (!closing && this.queued >= this.maxQueued) return;
+    const wait = this.#readyWait;
+    if (wait !== undefined) {
       this.#readyWait = undefined;
       wait.resolve();
-      if (!closing && this.events.listenerCount('ready') > 0) this.events.emit('ready');
+    }
+    if (this.#saturated && !closing) {
+      this.#saturated = false;
+      if (this.events.listenerCount('ready') > 0) this.events.emit('ready');
     }
   }
 }

@@ -35,6 +35,8 @@ export function resolveBudgetOptions(value: unknown): Required<RetryBudgetOption
 }
 
 const BUCKETS = 10;
+/** Slack for binary rounding in the budget's product and floor (far below one retry). */
+const ROUNDING = 1e-6;
 
 /**
  * Keeps retries from amplifying an outage (Finagle `RetryBudget`). A retry may start when
@@ -74,7 +76,10 @@ export class RetryBudget {
   /** Takes one retry if the budget allows; false means retrying now would amplify load. */
   tryWithdraw(): boolean {
     this.rotate(this.clock.now());
-    if (this.retriesInWindow + 1 > this.ratio * this.runsInWindow + this.floor) return false;
+    // Counts are whole: a budget within ROUNDING of the next retry is that retry (0.29 × 100 is
+    // 28.999999999999996 in binary floating point, and allows 29).
+    const allowed = this.ratio * this.runsInWindow + this.floor + ROUNDING;
+    if (this.retriesInWindow + 1 > allowed) return false;
     this.retries[this.bucketIndex]!++;
     this.retriesInWindow++;
     return true;
