@@ -96,6 +96,26 @@ function loadScenario(file: string): Scenario {
     throw new UsageError(`scenario "${file}" must be an object with a "shards" array`);
   }
   const s = data as Scenario & { shards: (SimShardSpec & { latency: unknown })[] };
+  // What this reads itself must be checked here: simulate() checks the rest, by field name.
+  const where = `scenario "${file}"`;
+  s.shards.forEach((shard, i) => {
+    if (!isObject(shard)) throw new UsageError(`${where}: shards[${i}] must be an object`);
+    const schedule = (shard as { schedule?: unknown }).schedule;
+    if (Array.isArray(schedule)) {
+      schedule.forEach((change, k) => {
+        if (!isObject(change)) {
+          throw new UsageError(`${where}: shards[${i}].schedule[${k}] must be an object`);
+        }
+      });
+    }
+  });
+  const pickers = (s as { pickers?: unknown }).pickers;
+  if (
+    pickers !== undefined &&
+    (!Array.isArray(pickers) || !pickers.every((name) => typeof name === 'string'))
+  ) {
+    throw new UsageError(`${where}: "pickers" must be an array of picker names`);
+  }
   return {
     ...s,
     requests: s.requests ?? 20_000,
@@ -261,4 +281,8 @@ export function report(results: [string, SimulationResult][]): string {
     });
   }
   return svgDocument(charts);
+}
+
+function isObject(value: unknown): value is object {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -3,8 +3,10 @@
  * the balancer relies on each of them (it offers filtered lists, rebuilds on membership change,
  * and tests rely on a seed reproducing a run).
  */
+import { ConfigError } from '../errors.js';
 import { createRandom } from '../random.js';
 import type { Key, Picker, PickRequest, RandomSource, ShardState } from '../types.js';
+import { bool, checkKnownKeys, checkObject, orDefault, positiveInt } from '../validate.js';
 import { membership, randomSubset, shuffleLoads, totalInFlight } from './conformance-fleet.js';
 
 /** Options of {@link pickerConformance}. */
@@ -82,10 +84,24 @@ export function pickerConformance(
       'pickerConformance(factory): `factory` must be a function returning a Picker',
     );
   }
-  const seed = options.seed ?? 1;
-  const rounds = options.rounds ?? 200;
-  const size = Math.max(3, options.shards ?? 12);
-  const equal = options.equalWeights === true;
+  // A bad option would run no picks (rounds 0) or build no shards (NaN): a pass that checked nothing.
+  checkObject('pickerConformance options', options);
+  checkKnownKeys('pickerConformance options', options, [
+    'seed',
+    'rounds',
+    'shards',
+    'equalWeights',
+  ]);
+  const seed = orDefault(options.seed, 1, (v) => {
+    if (!Number.isSafeInteger(v)) throw new ConfigError('seed', 'must be an integer', v);
+    return v as number;
+  });
+  const rounds = orDefault(options.rounds, 200, (v) => positiveInt('rounds', v));
+  const size = Math.max(
+    3,
+    orDefault(options.shards, 12, (v) => positiveInt('shards', v)),
+  );
+  const equal = orDefault(options.equalWeights, false, (v) => bool('equalWeights', v));
   let name = '(unnamed)';
   const checks: string[] = [];
 

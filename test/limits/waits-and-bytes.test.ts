@@ -146,9 +146,9 @@ describe('bytes accounting', () => {
     await tick(clock, 30);
     const [huge, small] = await Promise.allSettled(runs);
     // Refused at admission: past 2⁵³ − 1 the small run's byte would be lost in the sum.
-    expect(huge.status).toBe('rejected');
+    expect(huge!.status).toBe('rejected');
     expect(String((huge as PromiseRejectedResult).reason)).toMatch(/`bytes` must be at most 2⁵³/);
-    expect(small.status).toBe('fulfilled');
+    expect(small!.status).toBe('fulfilled');
     expect(balancer.shards[0]!.bytesInFlight).toBe(0);
     expect(balancer.stats()).toMatchObject({ completed: 1, refused: 1 });
   });
