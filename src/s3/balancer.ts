@@ -22,15 +22,17 @@ import {
   streamConsumed,
 } from './body.js';
 import { withCallSignal } from './call-signal.js';
-import { classifyS3Error, type S3CallInfo } from './classify.js';
+import { classifyS3Error, credentialSecrets, type S3CallInfo } from './classify.js';
 import { createS3Client } from './client.js';
 import { S3Error } from './errors.js';
 import { type S3IngestOptions, type S3RecordOptions, s3Ingest, s3WriteStream } from './ingest.js';
-import { multipartUpload } from './multipart.js';
+import { multipartUpload, type S3Upkeep } from './multipart.js';
 import {
+  checkMetadata,
   checkPartSize,
   type ResolvedS3Options,
   resolveS3Options,
+  S3_DEFAULTS,
   S3_LIMITS,
   S3_OPTION_KEYS,
   toShardSpec,
@@ -94,8 +96,8 @@ interface UploadJob extends ObjectJob {
  */
 export class S3Balancer extends Balancer<S3Target, S3TargetSpec | ShardSpec<S3Target>> {
   readonly #s3: ResolvedS3Options;
-  /** AbortMultipartUpload calls of failed uploads still in flight. */
-  readonly #cleanups: Set<Promise<void>>;
+  /** Retry-after settings and the multipart uploads `close()` waits for, for every S3 call. */
+  readonly #upkeep: S3Upkeep;
 
   constructor(options: S3BalancerOptions) {
     // Clients this balancer builds from target options (destroyed on close), by options object.
@@ -103,9 +105,11 @@ export class S3Balancer extends Balancer<S3Target, S3TargetSpec | ShardSpec<S3Ta
     const cleanups = new Set<Promise<void>>();
     const clientFor = ownedClientFor(owned);
     let s3: ResolvedS3Options;
+    let attemptMs: number;
     try {
       const resolved = resolveS3Options(options, clientFor);
       s3 = resolved.s3;
+      attemptMs = resolved.core.timeoutMs ?? S3_DEFAULTS.timeoutMs;
       super(resolved.core, {
         knownOptions: S3_OPTION_KEYS,
         hooks: {
@@ -126,7 +130,16 @@ export class S3Balancer extends Balancer<S3Target, S3TargetSpec | ShardSpec<S3Ta
       throw error;
     }
     this.#s3 = s3;
-    this.#cleanups = cleanups;
+    this.#upkeep = {
+      track: (done) => {
+        cleanups.add(done);
+        void done.finally(() => cleanups.delete(done));
+      },
+      // The balancer checked timeoutMs: an attempt's bound, and at most the S3 default.
+      cleanupDeadlineMs: Math.min(attemptMs, S3_DEFAULTS.timeoutMs),
+      defaultRetryAfterMs: s3.defaultRetryAfterMs,
+      maxRetryAfterMs: s3.maxRetryAfterMs,
+    };
   }
 
   /**
@@ -220,7 +233,7 @@ export class S3Balancer extends Balancer<S3Target, S3TargetSpec | ShardSpec<S3Ta
     options: S3IngestOptions<Rec> | IngestOptions<S3Target, Rec>,
   ): Promise<IngestSummary<Rec>> {
     return buildsItsOwnCalls(options)
-      ? s3Ingest(this, source, options as S3IngestOptions<Rec>)
+      ? s3Ingest(this, this.#upkeep, source, options as S3IngestOptions<Rec>)
       : super.ingest(source, options as IngestOptions<S3Target, Rec>);
   }
 
@@ -237,7 +250,7 @@ export class S3Balancer extends Balancer<S3Target, S3TargetSpec | ShardSpec<S3Ta
     options: S3RecordOptions<Rec> | RecordOptions<S3Target, Rec>,
   ): RecordWriteStream<Rec> {
     return buildsItsOwnCalls(options)
-      ? s3WriteStream(this, options as S3RecordOptions<Rec>)
+      ? s3WriteStream(this, this.#upkeep, options as S3RecordOptions<Rec>)
       : (super.createWriteStream(
           options as RecordOptions<S3Target, Rec>,
         ) as RecordWriteStream<Rec>);
@@ -260,7 +273,8 @@ export class S3Balancer extends Balancer<S3Target, S3TargetSpec | ShardSpec<S3Ta
     };
   }
 
-  #info(shard: ShardState<S3Target>, operation: string, key: string): S3CallInfo {
+  /** What the classifier needs to know of a failed call, its client's credentials included. */
+  async #info(shard: ShardState<S3Target>, operation: string, key: string): Promise<S3CallInfo> {
     return {
       operation,
       shardId: shard.id,
@@ -269,6 +283,7 @@ export class S3Balancer extends Balancer<S3Target, S3TargetSpec | ShardSpec<S3Ta
       defaultRetryAfterMs: this.#s3.defaultRetryAfterMs,
       maxRetryAfterMs: this.#s3.maxRetryAfterMs,
       wallClock,
+      secrets: await credentialSecrets(shard.target.client),
     };
   }
 
@@ -313,7 +328,7 @@ export class S3Balancer extends Balancer<S3Target, S3TargetSpec | ShardSpec<S3Ta
       );
       return { shardId: shard.id, bucket, key, etag: unquote(out.ETag) };
     } catch (error) {
-      throw this.#failure(job, error, this.#info(shard, 'PutObject', key));
+      throw this.#failure(job, error, await this.#info(shard, 'PutObject', key));
     }
   }
 
@@ -354,7 +369,7 @@ export class S3Balancer extends Balancer<S3Target, S3TargetSpec | ShardSpec<S3Ta
           multipart: false,
         };
       } catch (error) {
-        throw this.#failure(job, error, this.#info(shard, 'PutObject', key));
+        throw this.#failure(job, error, await this.#info(shard, 'PutObject', key));
       }
     }
     const result = await multipartUpload({
@@ -366,11 +381,9 @@ export class S3Balancer extends Balancer<S3Target, S3TargetSpec | ShardSpec<S3Ta
       parts: prepend([first.value!, second.value], parts),
       concurrency: job.partConcurrency,
       signal: ctx.signal,
-      classify: (error, operation) => this.#failure(job, error, this.#info(shard, operation, key)),
-      cleanup: (done) => {
-        this.#cleanups.add(done);
-        void done.finally(() => this.#cleanups.delete(done));
-      },
+      classify: async (error, operation) =>
+        this.#failure(job, error, await this.#info(shard, operation, key)),
+      upkeep: this.#upkeep,
     });
     return {
       shardId: shard.id,
@@ -423,14 +436,7 @@ function objectJob(field: string, request: S3PutRequest | S3UploadRequest): Obje
   if (request.contentType !== undefined && typeof request.contentType !== 'string') {
     throw new ConfigError(`${field}.contentType`, 'must be a string', request.contentType);
   }
-  if (request.metadata !== undefined) {
-    checkObject(`${field}.metadata`, request.metadata);
-    for (const [name, value] of Object.entries(request.metadata)) {
-      if (typeof value !== 'string') {
-        throw new ConfigError(`${field}.metadata.${name}`, 'must be a string', value);
-      }
-    }
-  }
+  if (request.metadata !== undefined) checkMetadata(`${field}.metadata`, request.metadata);
   return {
     field,
     key: request.key,

@@ -1,3 +1,4 @@
+import type { S3Client } from '@aws-sdk/client-s3';
 import { CONNECT_ERROR_CODES } from '../health/retry.js';
 import { reduceError } from '../redact.js';
 import { adviseMs, pushBackError } from '../transport/push-back.js';
@@ -148,4 +149,23 @@ function retryAfterOf(e: SdkErrorLike): string | undefined {
     if (Array.isArray(value) && typeof value[0] === 'string') return value[0];
   }
   return undefined;
+}
+
+/**
+ * The credentials the client signs with (access key id, secret key, session token), for
+ * {@link S3CallInfo.secrets}: a store that quotes them in an error message (a token it refused)
+ * does not leak them through the error. Read on the error path only, from the client's memoized
+ * provider; a provider that throws gives none.
+ */
+export async function credentialSecrets(client: S3Client): Promise<string[]> {
+  try {
+    const provider = (client as { config?: { credentials?: unknown } }).config?.credentials;
+    if (typeof provider !== 'function') return [];
+    const c = (await provider()) as Record<string, unknown> | undefined;
+    return [c?.sessionToken, c?.secretAccessKey, c?.accessKeyId].filter(
+      (v): v is string => typeof v === 'string' && v.length >= 4,
+    );
+  } catch {
+    return [];
+  }
 }

@@ -32,12 +32,12 @@ import type {
 import type { RunContext } from '../run.js';
 import { wallClock } from '../runtime.js';
 import type { ShardState } from '../types.js';
-import { checkObject, fn, positiveInt } from '../validate.js';
+import { fn, positiveInt } from '../validate.js';
 import { partsOf } from './body.js';
 import { withCallSignal } from './call-signal.js';
-import { classifyS3Error, type S3CallInfo } from './classify.js';
-import { multipartUpload } from './multipart.js';
-import { checkPartSize, S3_DEFAULTS } from './options.js';
+import { classifyS3Error, credentialSecrets, type S3CallInfo } from './classify.js';
+import { multipartUpload, type S3Upkeep } from './multipart.js';
+import { checkMetadata, checkPartSize, S3_DEFAULTS } from './options.js';
 import type { S3Target } from './types.js';
 
 const MiB = 1024 * 1024;
@@ -102,20 +102,22 @@ const S3_KEYS = [
  */
 export function s3Ingest<Rec>(
   s3: RunnerLike<S3Target>,
+  upkeep: S3Upkeep,
   source: Iterable<Rec> | AsyncIterable<Rec>,
   options: S3IngestOptions<Rec>,
 ): Promise<IngestSummary<Rec>> {
   return ingestWithPlan('s3.ingest', s3, source, options, (field) =>
-    s3Plan<Rec>(s3, field, options, INGEST_EXTRA_KEYS),
+    s3Plan<Rec>(s3, upkeep, field, options, INGEST_EXTRA_KEYS),
   );
 }
 
 /** A write stream of objects, one per batch (see {@link S3RecordOptions}). */
 export function s3WriteStream<Rec>(
   s3: RunnerLike<S3Target>,
+  upkeep: S3Upkeep,
   options: S3RecordOptions<Rec>,
 ): RecordWriteStream<Rec> {
-  return writeStreamWithPlan(s3, s3Plan<Rec>(s3, 's3.createWriteStream', options, []));
+  return writeStreamWithPlan(s3, s3Plan<Rec>(s3, upkeep, 's3.createWriteStream', options, []));
 }
 
 /**
@@ -145,6 +147,7 @@ export class RecentNames {
 /** The checked options, and how to build the sink from them. */
 function s3Plan<Rec>(
   s3: RunnerLike<S3Target>,
+  upkeep: S3Upkeep,
   field: string,
   options: unknown,
   extra: readonly string[],
@@ -155,14 +158,7 @@ function s3Plan<Rec>(
   if (o.contentType !== undefined && typeof o.contentType !== 'string') {
     throw new ConfigError(`${field}.contentType`, 'must be a string', o.contentType);
   }
-  if (o.metadata !== undefined) {
-    checkObject(`${field}.metadata`, o.metadata);
-    for (const [name, value] of Object.entries(o.metadata)) {
-      if (typeof value !== 'string') {
-        throw new ConfigError(`${field}.metadata.${name}`, 'must be a string', value);
-      }
-    }
-  }
+  if (o.metadata !== undefined) checkMetadata(`${field}.metadata`, o.metadata);
   const partSize =
     o.partSizeBytes === undefined
       ? S3_DEFAULTS.partSizeBytes
@@ -203,6 +199,7 @@ function s3Plan<Rec>(
         metadata,
         partSize,
         partConcurrency,
+        upkeep,
       });
     };
   };
@@ -214,6 +211,7 @@ interface PutSettings {
   metadata: Record<string, string> | undefined;
   partSize: number;
   partConcurrency: number;
+  upkeep: S3Upkeep;
 }
 
 /** One object: a PutObject, or a multipart upload above the part size. */
@@ -231,8 +229,8 @@ async function putBatch(
     shardId: shard.id,
     bucket,
     key,
-    defaultRetryAfterMs: S3_DEFAULTS.defaultRetryAfterMs,
-    maxRetryAfterMs: S3_DEFAULTS.maxRetryAfterMs,
+    defaultRetryAfterMs: s.upkeep.defaultRetryAfterMs,
+    maxRetryAfterMs: s.upkeep.maxRetryAfterMs,
     wallClock,
   });
   if (body.byteLength > s.partSize) {
@@ -245,9 +243,9 @@ async function putBatch(
       parts: partsOf(body, s.partSize),
       concurrency: s.partConcurrency,
       signal: ctx.signal,
-      classify: (error, operation) => classifyS3Error(error, info(operation)),
-      // The upload awaits its own AbortMultipartUpload before it throws.
-      cleanup: () => {},
+      classify: async (error, operation) =>
+        classifyS3Error(error, { ...info(operation), secrets: await credentialSecrets(client) }),
+      upkeep: s.upkeep,
     });
     return undefined;
   }
@@ -266,7 +264,10 @@ async function putBatch(
       ),
     );
   } catch (error) {
-    throw classifyS3Error(error, info('PutObject'));
+    throw classifyS3Error(error, {
+      ...info('PutObject'),
+      secrets: await credentialSecrets(client),
+    });
   }
   return undefined;
 }

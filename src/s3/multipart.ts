@@ -21,21 +21,50 @@ export interface MultipartJob {
   /** The attempt's signal: aborts every part in flight. */
   signal: AbortSignal;
   /** Maps an error of `operation` to what the balancer should see (the S3 classifier). */
-  classify: (error: unknown, operation: string) => unknown;
-  /** Receives the `AbortMultipartUpload` of a failed upload, so `close()` can wait for it. */
-  cleanup: (done: Promise<void>) => void;
+  classify: (error: unknown, operation: string) => Promise<unknown>;
+  upkeep: Pick<S3Upkeep, 'track' | 'cleanupDeadlineMs'>;
+}
+
+/** What the S3 calls of a balancer share: its retry-after settings and its unfinished uploads. */
+export interface S3Upkeep {
+  /** Holds `close()` until `done` settles: an upload from its start to its Complete or Abort. */
+  track(done: Promise<void>): void;
+  /** Bound on a CreateMultipartUpload and an AbortMultipartUpload, ms (the attempt's timeout). */
+  cleanupDeadlineMs: number;
+  defaultRetryAfterMs: number;
+  maxRetryAfterMs: number;
 }
 
 /**
  * CreateMultipartUpload, UploadPart × n (up to `concurrency` at once), CompleteMultipartUpload.
  * On any failure the upload is aborted (AbortMultipartUpload, without the attempt's signal, so
- * it runs even after a timeout) and the first error is thrown: S3 would otherwise keep the parts,
- * and bill for them, until a lifecycle rule removes them.
+ * it runs even after a timeout, but within `cleanupDeadlineMs`) and the first error is thrown:
+ * S3 would otherwise keep the parts, and bill for them, until a lifecycle rule removes them.
+ * `close()` waits for the whole upload (`upkeep.track`), so a close without drain aborts it
+ * before the balancer destroys the clients it built.
  */
 export async function multipartUpload(job: MultipartJob): Promise<{ etag: string; parts: number }> {
+  if (job.signal.aborted) throw job.signal.reason;
+  let finished!: () => void;
+  job.upkeep.track(
+    new Promise<void>((resolve) => {
+      finished = resolve;
+    }),
+  );
+  try {
+    return await upload(job);
+  } finally {
+    finished();
+  }
+}
+
+async function upload(job: MultipartJob): Promise<{ etag: string; parts: number }> {
   const { client, bucket, key } = job;
+  const deadline = (): AbortSignal => AbortSignal.timeout(job.upkeep.cleanupDeadlineMs);
   let uploadId: string | undefined;
   try {
+    // Not the attempt's signal: an abort after S3 created the upload would lose its id, and so
+    // the means to abort it. An attempt that ended meanwhile is seen below.
     const created = await client.send(
       new CreateMultipartUploadCommand({
         Bucket: bucket,
@@ -43,14 +72,14 @@ export async function multipartUpload(job: MultipartJob): Promise<{ etag: string
         ContentType: job.contentType,
         Metadata: job.metadata,
       }),
-      { abortSignal: job.signal },
+      { abortSignal: deadline() },
     );
     uploadId = created.UploadId;
   } catch (error) {
-    throw job.classify(error, 'CreateMultipartUpload');
+    throw await job.classify(error, 'CreateMultipartUpload');
   }
   if (uploadId === undefined) {
-    throw job.classify(
+    throw await job.classify(
       new Error('CreateMultipartUpload answered without an UploadId'),
       'CreateMultipartUpload',
     );
@@ -87,7 +116,7 @@ export async function multipartUpload(job: MultipartJob): Promise<{ etag: string
         );
         done[part.partNumber - 1] = { PartNumber: part.partNumber, ETag: out.ETag };
       } catch (error) {
-        fail(job.classify(error, 'UploadPart'));
+        fail(await job.classify(error, 'UploadPart'));
         return;
       }
     }
@@ -100,6 +129,7 @@ export async function multipartUpload(job: MultipartJob): Promise<{ etag: string
     job.parts.return?.().catch(noop);
   };
 
+  if (job.signal.aborted) fail(job.signal.reason);
   const senders: Promise<void>[] = [];
   for (let i = 0; i < job.concurrency; i++) senders.push(sender());
   await Promise.all(senders);
@@ -118,15 +148,15 @@ export async function multipartUpload(job: MultipartJob): Promise<{ etag: string
       );
       etag = out.ETag ?? '';
     } catch (error) {
-      failure = { error: job.classify(error, 'CompleteMultipartUpload') };
+      failure = { error: await job.classify(error, 'CompleteMultipartUpload') };
     }
   }
   if (failure !== undefined) {
-    const aborting = client
-      .send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: id }))
+    await client
+      .send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: id }), {
+        abortSignal: deadline(),
+      })
       .then(noop, noop);
-    job.cleanup(aborting);
-    await aborting;
     throw failure.error;
   }
   return { etag: etag!, parts: done.length };

@@ -237,3 +237,34 @@ function checkBucket(field: string, value: unknown): string {
   }
   return value;
 }
+
+const HEADER_TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/i;
+const PRINTABLE_ASCII = /^[\t\x20-\x7e]*$/;
+
+/**
+ * User metadata travels as `x-amz-meta-<name>` headers: a name must be an HTTP token and a value
+ * printable ASCII. Anything else fails in Node's HTTP client before a byte is sent — the caller's
+ * mistake, refused here rather than retried on every target and charged to their health.
+ */
+export function checkMetadata(field: string, metadata: unknown): void {
+  checkObject(field, metadata);
+  for (const [name, value] of Object.entries(metadata)) {
+    if (!HEADER_TOKEN.test(name)) {
+      throw new ConfigError(
+        field,
+        'has a name that is not an HTTP token (it is sent as a header)',
+        name,
+      );
+    }
+    if (typeof value !== 'string') {
+      throw new ConfigError(`${field}.${name}`, 'must be a string', value);
+    }
+    if (!PRINTABLE_ASCII.test(value)) {
+      throw new ConfigError(
+        `${field}.${name}`,
+        'must be printable ASCII (it is sent as an HTTP header; encode other text, e.g. with encodeURIComponent)',
+        value,
+      );
+    }
+  }
+}

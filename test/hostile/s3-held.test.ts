@@ -1,8 +1,8 @@
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { roundRobin } from '../../../src/index.js';
-import { createS3Balancer, createS3Client } from '../../../src/s3/index.js';
-import { type FakeS3, fakeClientOptions, startFakeS3 } from './fake-s3.js';
+import { roundRobin } from '../../src/index.js';
+import { createS3Balancer, createS3Client } from '../../src/s3/index.js';
+import { type FakeS3, fakeClientOptions, startFakeS3 } from './fixtures/fake-s3.js';
 
 let fake: FakeS3 | undefined;
 afterEach(async () => {
@@ -10,7 +10,7 @@ afterEach(async () => {
   fake = undefined;
 });
 
-describe('attack (held): aborts and one-shot bodies', () => {
+describe('aborts and one-shot bodies', () => {
   it('a one-shot stream put answered SlowDown after its body was read is not re-sent elsewhere', async () => {
     fake = await startFakeS3();
     fake.answer = (r) => (r.bucket === 'bkt-a' ? { status: 503, code: 'SlowDown' } : 'ok');

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { createS3Balancer, createS3Client } from '../../../src/s3/index.js';
-import { fakeClientOptions, startFakeS3 } from './fake-s3.js';
+import { createS3Balancer, createS3Client } from '../../src/s3/index.js';
+import { fakeClientOptions, startFakeS3 } from './fixtures/fake-s3.js';
 
-describe('attack: request metadata', () => {
+describe('request metadata', () => {
   it("a metadata value no HTTP header can carry is the caller's fault: refused before any call, no target charged or ejected", async () => {
     const f = await startFakeS3();
     const client = createS3Client(fakeClientOptions(f.endpoint));

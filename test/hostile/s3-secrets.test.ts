@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createS3Balancer, createS3Client } from '../../../src/s3/index.js';
-import { collectEvents, leaks } from '../../secrets/scan.js';
-import { type FakeS3, fakeClientOptions, MiB, startFakeS3 } from './fake-s3.js';
+import { collectEvents, leaks } from '../secrets/scan.js';
+import { createS3Balancer, createS3Client } from '../../src/s3/index.js';
+import { type FakeS3, fakeClientOptions, MiB, startFakeS3 } from './fixtures/fake-s3.js';
 
 const TOKEN = 'PlantSessionTok8x';
 const SECRET_KEY = 'PlantSecretKey7x';
@@ -20,7 +20,7 @@ async function outcome(p: Promise<unknown>): Promise<unknown> {
   );
 }
 
-describe('attack: S3 secrets', () => {
+describe('S3 secrets', () => {
   it('a server that quotes the session token only in its error message (no echoed header): not in the error', async () => {
     fake = await startFakeS3();
     fake.answer = (r) => ({

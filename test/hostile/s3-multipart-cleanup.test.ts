@@ -1,6 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createS3Balancer, createS3Client } from '../../../src/s3/index.js';
-import { type FakeS3, fakeClientOptions, MiB, payload, startFakeS3, within } from './fake-s3.js';
+import { createS3Balancer, createS3Client } from '../../src/s3/index.js';
+import {
+  type Answer,
+  type FakeS3,
+  fakeClientOptions,
+  MiB,
+  payload,
+  startFakeS3,
+  within,
+} from './fixtures/fake-s3.js';
 
 let fake: FakeS3 | undefined;
 afterEach(async () => {
@@ -8,7 +16,7 @@ afterEach(async () => {
   fake = undefined;
 });
 
-describe('attack: multipart cleanup', () => {
+describe('multipart cleanup', () => {
   it('upload failing mid-way on one target is aborted there and lands whole on the other', async () => {
     fake = await startFakeS3();
     const f = fake;
@@ -22,7 +30,7 @@ describe('attack: multipart cleanup', () => {
         { client, bucket: 'bkt-a' },
         { client, bucket: 'bkt-b' },
       ],
-      picker: (await import('../../../src/index.js')).roundRobin(),
+      picker: (await import('../../src/index.js')).roundRobin(),
       retry: { attempts: 3, backoff: { baseMs: 1, maxMs: 2 }, budget: false },
       health: false,
     });
@@ -59,7 +67,7 @@ describe('attack: multipart cleanup', () => {
         { client, bucket: 'bkt-a' },
         { client, bucket: 'bkt-b' },
       ],
-      picker: (await import('../../../src/index.js')).roundRobin(),
+      picker: (await import('../../src/index.js')).roundRobin(),
       retry: { attempts: 3, backoff: { baseMs: 1, maxMs: 2 }, budget: false },
       health: false,
       timeoutMs: 300,
@@ -130,7 +138,7 @@ describe('attack: multipart cleanup', () => {
     fake = await startFakeS3();
     const f = fake;
     const ac = new AbortController();
-    f.answer = async (r) => {
+    f.answer = async (r): Promise<Answer> => {
       if (r.op === 'CreateMultipartUpload') {
         ac.abort(new Error('caller gave up'));
         await new Promise((res) => setTimeout(res, 50));

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { roundRobin } from '../../../src/index.js';
-import { createS3Balancer, createS3Client } from '../../../src/s3/index.js';
-import { type FakeS3, fakeClientOptions, MiB, startFakeS3 } from './fake-s3.js';
+import { roundRobin } from '../../src/index.js';
+import { createS3Balancer, createS3Client } from '../../src/s3/index.js';
+import { type FakeS3, fakeClientOptions, MiB, startFakeS3 } from './fixtures/fake-s3.js';
 
 let fake: FakeS3 | undefined;
 afterEach(async () => {
@@ -21,7 +21,7 @@ function slowDownOnA(f: FakeS3) {
       : 'ok';
 }
 
-describe('attack: s3.ingest', () => {
+describe('s3.ingest', () => {
   it('putObject honours the balancer maxRetryAfterMs for a SlowDown (control)', async () => {
     fake = await startFakeS3();
     slowDownOnA(fake);
