@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { collectEvents, leaks } from '../secrets/scan.js';
 import { createS3Balancer, createS3Client } from '../../src/s3/index.js';
+import { collectEvents, leaks } from '../secrets/scan.js';
 import { type FakeS3, fakeClientOptions, MiB, startFakeS3 } from './fixtures/fake-s3.js';
 
 const TOKEN = 'PlantSessionTok8x';
