@@ -78,6 +78,12 @@ export class LedgerWriteStream<T, Rec> extends Writable implements RecordWriteSt
   #finalCallback: Callback | undefined;
   #resolveSettled!: (summary: IngestSummary<Rec>) => void;
   #ended = false;
+  /**
+   * The callback of a write held back after the first failure. Called in `_destroy`, once the
+   * records Node still buffers are reported: Node then calls every buffered write's and `end()`'s
+   * callback with the stream's error (it skips that while a write is in progress).
+   */
+  #heldWrite: Callback | undefined;
 
   constructor(
     runner: RunnerLike<T>,
@@ -88,8 +94,12 @@ export class LedgerWriteStream<T, Rec> extends Writable implements RecordWriteSt
     this.#ledger = new Ledger<Rec>(runner, {
       keepFailures,
       onFailed: (record, error) => {
-        this.emit('failed', record, error);
-        onFailed?.(record, error);
+        // The option's callback first: a `'failed'` listener that throws must not silence it.
+        try {
+          onFailed?.(record, error);
+        } finally {
+          this.emit('failed', record, error);
+        }
       },
     });
     this.summary = this.#ledger.summary;
@@ -108,19 +118,24 @@ export class LedgerWriteStream<T, Rec> extends Writable implements RecordWriteSt
     const ledger = this.#ledger;
     ledger.take();
     if (this.#failure !== undefined) {
-      // Refused, and called back never: the stream errors once what it took has settled.
+      // Refused, and held back: the stream errors once what it took has settled.
       this.#refuse(record);
+      this.#heldWrite = callback;
       return;
     }
     this.#sink.add(record);
     const wait = this.#sink.wait();
     if (wait === undefined) {
-      if (this.#failure === undefined) callback();
+      this.#calledBack(callback);
       return;
     }
-    wait.then(() => {
-      if (this.#failure === undefined) callback();
-    });
+    wait.then(() => this.#calledBack(callback));
+  }
+
+  /** Takes the next record, unless a failure came: then the write waits for `_destroy`. */
+  #calledBack(callback: Callback): void {
+    if (this.#failure === undefined) callback();
+    else this.#heldWrite = callback;
   }
 
   override _final(callback: Callback): void {
@@ -138,6 +153,9 @@ export class LedgerWriteStream<T, Rec> extends Writable implements RecordWriteSt
         this.#refuse(chunk as Rec, error ?? undefined);
       }
     }
+    const held = this.#heldWrite;
+    this.#heldWrite = undefined;
+    held?.();
     this.#end();
     this.#ledger.idle().then(() => this.#resolveSettled(this.#ledger.close()));
     callback(error);
