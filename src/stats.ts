@@ -80,19 +80,24 @@ export class Figures {
       figures.requests++;
       figures.bytes += bytes;
     }
-    for (const label in shard.labels) {
-      const value = shard.labels[label]!;
-      let values = this.labels.get(label);
-      if (values === undefined) {
-        values = new Map();
-        this.labels.set(label, values);
-      }
-      const figures = values.get(value);
-      if (figures === undefined) values.set(value, { requests: 1, bytes });
-      else {
-        figures.requests++;
-        figures.bytes += bytes;
-      }
+    for (const label in shard.labels) this.#count(label, shard.labels[label]!, bytes);
+    // A zone is the label `zone` when the labels do not set one (as rules read it).
+    if (shard.zone !== undefined && shard.labels.zone === undefined) {
+      this.#count('zone', shard.zone, bytes);
+    }
+  }
+
+  #count(label: string, value: string, bytes: number): void {
+    let values = this.labels.get(label);
+    if (values === undefined) {
+      values = new Map();
+      this.labels.set(label, values);
+    }
+    const figures = values.get(value);
+    if (figures === undefined) values.set(value, { requests: 1, bytes });
+    else {
+      figures.requests++;
+      figures.bytes += bytes;
     }
   }
 

@@ -16,6 +16,7 @@ import {
   compileRequirement,
   type Requirement,
   satisfies,
+  stillSays,
 } from './requirement.js';
 
 const NONE: readonly never[] = [];
@@ -78,14 +79,15 @@ export class CandidateSet<T> {
 
   /**
    * A run's rule, checked against the membership and compiled once per rule object (loaders
-   * usually pass the same few objects); the cache is dropped when the membership changes.
+   * usually pass the same few objects), again when the object was changed since; the cache is
+   * dropped when the membership changes.
    */
   rule(field: string, value: Requirement): CompiledRequirement {
     const shards = this.#host.membership.shards;
     if (typeof value !== 'object' || value === null)
       return compileRequirement(field, value, shards);
     let rule = this.#rules.get(value);
-    if (rule === undefined) {
+    if (rule === undefined || !stillSays(rule, value)) {
       rule = compileRequirement(field, value, shards);
       this.#rules.set(value, rule);
       this.#membersOf(rule);

@@ -64,7 +64,38 @@ export function compileRequirement(
     terms.push([label, [...list]]);
   }
   const text = terms.map(([label, list]) => `${label}=${list.join('|')}`).join(', ');
-  return { source: value as Requirement, terms, text: text === '' ? '(none)' : text };
+  // A copy, frozen: the caller may change its object for the next run (the route event shows
+  // the rule this run had).
+  const source: Record<string, string | string[]> = {};
+  for (const [label] of terms) {
+    const given = (value as Record<string, string | string[]>)[label]!;
+    source[label] = typeof given === 'string' ? given : (Object.freeze([...given]) as string[]);
+  }
+  return { source: Object.freeze(source), terms, text: text === '' ? '(none)' : text };
+}
+
+/**
+ * True while `value` still says what `rule` was compiled from (same labels, same values in the
+ * same order): a caller may refill one rule object per record.
+ */
+export function stillSays(rule: CompiledRequirement, value: object): boolean {
+  const current = value as Record<string, unknown>;
+  let count = 0;
+  for (const label in current) if (current[label] !== undefined) count++;
+  if (count !== rule.terms.length) return false;
+  for (const [label, allowed] of rule.terms) {
+    const given = current[label];
+    if (typeof given === 'string') {
+      if (allowed.length !== 1 || allowed[0] !== given) return false;
+    } else if (
+      !Array.isArray(given) ||
+      given.length !== allowed.length ||
+      given.some((v, i) => v !== allowed[i])
+    ) {
+      return false;
+    }
+  }
+  return true;
 }
 
 export function satisfies(shard: ShardState, requirement: CompiledRequirement): boolean {

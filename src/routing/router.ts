@@ -76,7 +76,7 @@ export class Router<T> {
       if (home instanceof Error) return home;
       const keyed = run.keyed!;
       keyed.displaced =
-        home !== undefined && home !== picked ? this.#displacement(run, home) : undefined;
+        home !== undefined && home !== picked ? this.#displacement(run, home, nowMs) : undefined;
       if (keyed.displaced !== undefined) run.reason = `displaced:${keyed.displaced}`;
     }
     return picked;
@@ -149,11 +149,11 @@ export class Router<T> {
     return PARK;
   }
 
-  /** Why `run` does not run on `home`. */
-  #displacement(run: Run<T>, home: Shard<T>): DisplacementReason {
+  /** Why `run` does not run on `home` (`capped`: no room, or pushing back — load either way). */
+  #displacement(run: Run<T>, home: Shard<T>, nowMs: number): DisplacementReason {
     if (run.tried?.includes(home)) return 'retry';
     if (home.health.state === 'ejected' && !this.#host.candidates.panic) return 'ejected';
-    if (!home.hasRoom) return 'capped';
+    if (!home.hasRoom || home.pushedBackAt(nowMs)) return 'capped';
     return 'bounded';
   }
 

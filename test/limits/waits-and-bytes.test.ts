@@ -139,12 +139,13 @@ describe('bytes accounting', () => {
   it('bytesInFlight returns to 0 (never negative) after runs with huge declared bytes settle', async () => {
     const { clock, balancer } = make({ maxInFlightPerShard: 8, retry: false }, ['a']);
     const big = 2 ** 60;
-    const runs = [
+    // Settled as they are made: the refused one rejects at once.
+    const outcomes = Promise.allSettled([
       balancer.run(() => resolveAfter(clock, 10, 0), { bytes: big }),
       balancer.run(() => resolveAfter(clock, 20, 0), { bytes: 1 }),
-    ];
+    ]);
     await tick(clock, 30);
-    const [huge, small] = await Promise.allSettled(runs);
+    const [huge, small] = await outcomes;
     // Refused at admission: past 2⁵³ − 1 the small run's byte would be lost in the sum.
     expect(huge!.status).toBe('rejected');
     expect(String((huge as PromiseRejectedResult).reason)).toMatch(/`bytes` must be at most 2⁵³/);
