@@ -70,6 +70,8 @@ export class DnsWatch extends GuardedEmitter<DnsWatchEvents> {
   #failures = 0;
   /** SRV target hosts' last addresses, for a lookup that fails while the others answer. */
   readonly #known: KnownHosts = new Map();
+  /** Ids of the shards the watch's last change set (none before its first). */
+  #made = new Set<string>();
   #cancelTimer: (() => void) | undefined;
 
   constructor(balancer: DnsMembership<unknown>, options: DnsWatchOptions<unknown>) {
@@ -156,6 +158,11 @@ export class DnsWatch extends GuardedEmitter<DnsWatchEvents> {
 
   #failed(error: unknown): void {
     if (this.#closed) return;
+    // A closed balancer takes no more shards: no more tries (nor errors) for it.
+    if (this.#balancer.closed === true) {
+      this.close();
+      return;
+    }
     this.#failures++;
     this.#report(error);
     // Exponential backoff with jitter: producers that lost DNS together do not retry together.
@@ -182,6 +189,8 @@ export class DnsWatch extends GuardedEmitter<DnsWatchEvents> {
     const specs: ShardSpec<unknown>[] = [];
     const change: DnsChange = { added: [], removed: [], reweighted: [] };
     // Kept shards keep their place (and their target object, so the balancer keeps their state).
+    // A shard the watch did not make (one the balancer was built with) takes its target from DNS,
+    // even when its id is a resolved address: the watch owns the whole membership.
     for (const shard of current) {
       const r = wanted.get(shard.id);
       if (r === undefined) {
@@ -189,6 +198,11 @@ export class DnsWatch extends GuardedEmitter<DnsWatchEvents> {
         continue;
       }
       wanted.delete(shard.id);
+      if (!this.#made.has(shard.id)) {
+        specs.push({ id: r.id, target: this.#targetOf(r), weight: r.weight });
+        change.added.push(r.id);
+        continue;
+      }
       if (shard.weight !== r.weight) change.reweighted.push(shard.id);
       specs.push(specOf(shard, r.weight));
     }
@@ -201,6 +215,7 @@ export class DnsWatch extends GuardedEmitter<DnsWatchEvents> {
     if (changed) {
       balancer.setShards(specs).catch((error: unknown) => this.#report(error));
     }
+    this.#made = new Set(specs.map((s) => s.id));
     this.#settleReady?.();
     this.#settleReady = undefined;
     if (changed && this.listenerCount('change') > 0) this.emit('change', change);

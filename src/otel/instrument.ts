@@ -133,14 +133,28 @@ export function instrument(balancer: InstrumentedBalancer, options: InstrumentOp
       displaced.add(1, attrs(e.home ?? e.shardId, REASON, e.reason.slice(DISPLACED.length)));
     }
   };
+  /** Shard ids observed at the last collection. */
+  let observed = new Set<string>();
   const observe: BatchObservableCallback = (result) => {
     const stats = balancer.stats();
     result.observe(queueSize, stats.queued);
+    const members = new Set<string>();
     for (const shard of stats.shards) {
       const a = attrs(shard.id);
       result.observe(inFlight, shard.inFlight, a);
       result.observe(limit, shard.limit, a);
+      members.add(shard.id);
     }
+    // A shard that left is observed once more, at 0 in flight: a cumulative reader would repeat
+    // its last figure for ever otherwise (the SDK keeps attribute sets it saw). Then forgotten.
+    for (const id of observed) {
+      if (members.has(id)) continue;
+      result.observe(inFlight, 0, attrs(id));
+      for (const key of cache.keys()) {
+        if (key === id || key.startsWith(`${id}\u0000`)) cache.delete(key);
+      }
+    }
+    observed = members;
   };
   const observables: Observable[] = [inFlight, limit, queueSize];
 
