@@ -67,7 +67,10 @@ export class Feedback<T> {
    * The attempt failed with `error` after `latencyMs`. Push-back is load, not ill health: the
    * shard's cost rises for the advised time. A fault of the shard counts against its cost and
    * its health; it is never a fast latency sample (a fast 500 must not look like a fast shard),
-   * while a slow one (a timeout) raises the estimate like any peak.
+   * while a slow one (a timeout) raises the estimate like any peak. A fast one holds the
+   * estimate where its last sample left it: otherwise it would decay from the last success while
+   * the shard kept failing, and after ~ln(100) decays (46 s at 10 s) even the 100× failure factor
+   * would price it below the healthy shards.
    */
   failed(
     shard: Shard<T>,
@@ -84,6 +87,7 @@ export class Feedback<T> {
     shard.failures++;
     if (!isShardFault(error, retryable)) return;
     if (latencyMs > shard.ewma.valueAt(nowMs)) shard.ewma.observeAt(latencyMs, nowMs);
+    else shard.ewma.hold(nowMs);
     shard.recordOutcome(true, nowMs);
     this.outliers?.onFailure(shard, nowMs);
   }

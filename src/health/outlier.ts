@@ -119,7 +119,7 @@ export class OutlierDetector<S extends HealthSubject> {
     if (
       health.state !== 'probing' &&
       Number.isFinite(health.restoredAtMs) &&
-      now - health.restoredAtMs > this.options.maxEjectionMs
+      now - health.restoredAtMs >= this.options.maxEjectionMs
     ) {
       health.level = 0;
     }

@@ -53,6 +53,15 @@ export class PeakEwma {
     if (elapsed > 0 || estimate < 0) state[1] = now;
   }
 
+  /**
+   * Evidence without a latency (a fast failure): the estimate stays as the last sample set it,
+   * and decays from now, not from that sample. Before the first sample, nothing changes.
+   */
+  hold(now: number): void {
+    const state = this.state;
+    if (state[0]! >= 0 && now > state[1]!) state[1] = now;
+  }
+
   /** The estimate now, in ms: the last value decayed by the time since it was set. */
   get valueMs(): number {
     return this.valueAt(this.clock.now());

@@ -142,6 +142,22 @@ describe('PeakEwma inside the balancer', () => {
   });
 });
 
+describe('hold()', () => {
+  it('keeps the estimate where the last sample set it and restarts its decay; nothing before a sample', () => {
+    const clock = new ManualClock();
+    const ewma = new PeakEwma(clock);
+    ewma.hold(clock.now());
+    expect(ewma.sampled).toBe(false);
+    ewma.observe(200);
+    clock.advance(60_000);
+    expect(ewma.valueMs).toBeCloseTo(200 * Math.exp(-6), 9);
+    ewma.hold(clock.now()); // a fast failure: evidence, but no latency
+    expect(ewma.valueMs).toBe(200);
+    clock.advance(10_000);
+    expect(ewma.valueMs).toBeCloseTo(200 * Math.exp(-1), 9);
+  });
+});
+
 describe('a clock that steps back (a wall clock given where a monotonic one belongs)', () => {
   it('PeakEwma keeps its estimate when a sample is stamped before the last one', () => {
     const clock = new ManualClock();
