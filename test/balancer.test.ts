@@ -25,21 +25,9 @@ import {
   TimeoutError,
 } from '../src/index.js';
 import { ManualClock, seededRandom } from '../src/testing/index.js';
-import { failAfter, fakeShard, flush, resolveAfter, tick, track } from './helpers.js';
+import { failAfter, fakeShard, flush, makeBalancer, resolveAfter, tick, track } from './helpers.js';
 
-function make(
-  options: Partial<BalancerOptions<string>> = {},
-  ids: readonly string[] = ['a', 'b'],
-): { clock: ManualClock; balancer: Balancer<string> } {
-  const clock = new ManualClock();
-  const balancer = new Balancer<string>({
-    shards: ids.map((id) => ({ id, target: `t-${id}` })),
-    clock,
-    random: seededRandom(1),
-    ...options,
-  });
-  return { clock, balancer };
-}
+const make = makeBalancer;
 
 describe('run', () => {
   it('resolves with the value of fn, which gets the shard and ctx (attempt 1, live signal)', async () => {

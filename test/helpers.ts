@@ -3,8 +3,8 @@
  * plain `ShardState`-like objects for testing pickers on their own.
  */
 import { afterEach, beforeEach } from 'vitest';
-import type { ShardState } from '../src/index.js';
-import type { ManualClock } from '../src/testing/index.js';
+import { Balancer, type BalancerOptions, type ShardState } from '../src/index.js';
+import { ManualClock, seededRandom } from '../src/testing/index.js';
 
 /** Lets every pending promise callback run (settlement goes through them). */
 export function flush(): Promise<void> {
@@ -138,4 +138,19 @@ export function processWarnings(): string[] {
     process.off('warning', onWarning);
   });
   return names;
+}
+
+/** A balancer of string targets (`t-<id>`) on a fresh `ManualClock`, with `seededRandom(1)`. */
+export function makeBalancer(
+  options: Partial<BalancerOptions<string>> = {},
+  ids: readonly string[] = ['a', 'b'],
+): { clock: ManualClock; balancer: Balancer<string> } {
+  const clock = new ManualClock();
+  const balancer = new Balancer<string>({
+    shards: ids.map((id) => ({ id, target: `t-${id}` })),
+    clock,
+    random: seededRandom(1),
+    ...options,
+  });
+  return { clock, balancer };
 }

@@ -1,21 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { Balancer, type BalancerOptions, RetriesExhaustedError } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { failAfter, flush, resolveAfter, tick, track } from '../helpers.js';
+import { RetriesExhaustedError } from '../../src/index.js';
+import { failAfter, flush, makeBalancer, resolveAfter, tick, track } from '../helpers.js';
 
-function make(
-  options: Partial<BalancerOptions<string>> = {},
-  ids: readonly string[] = ['a', 'b'],
-): { clock: ManualClock; balancer: Balancer<string> } {
-  const clock = new ManualClock();
-  const balancer = new Balancer<string>({
-    shards: ids.map((id) => ({ id, target: `t-${id}` })),
-    clock,
-    random: seededRandom(1),
-    ...options,
-  });
-  return { clock, balancer };
-}
+const make = makeBalancer;
 
 describe('saturated / ready events', () => {
   it('saturated is emitted once per crossing, not again when a retry backs off while queued = maxQueued', async () => {

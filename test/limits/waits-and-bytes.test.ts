@@ -1,28 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import {
-  aimd,
-  Balancer,
-  type BalancerOptions,
-  ConfigError,
-  gradient,
-  TimeoutError,
-} from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { failAfter, flush, resolveAfter, tick, track } from '../helpers.js';
+import { aimd, ConfigError, gradient, TimeoutError } from '../../src/index.js';
+import { seededRandom } from '../../src/testing/index.js';
+import { failAfter, flush, makeBalancer, resolveAfter, tick, track } from '../helpers.js';
 
-function make(
-  options: Partial<BalancerOptions<string>> = {},
-  ids: readonly string[] = ['a', 'b'],
-): { clock: ManualClock; balancer: Balancer<string> } {
-  const clock = new ManualClock();
-  const balancer = new Balancer<string>({
-    shards: ids.map((id) => ({ id, target: `t-${id}` })),
-    clock,
-    random: seededRandom(1),
-    ...options,
-  });
-  return { clock, balancer };
-}
+const make = makeBalancer;
 
 describe('waits and aborts', () => {
   it('abort during backoff settles once with the reason; figures return to 0', async () => {
