@@ -239,6 +239,9 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
    * that does not route by key, or when there is no shard.
    */
   homeOf(key: Key): string | undefined {
+    if (typeof key !== 'string' && !(key instanceof Uint8Array)) {
+      throw new ConfigError('key', 'must be a string or a Uint8Array', key);
+    }
     const home = this.#router.homeOf(key, this.clock.now());
     return home instanceof Shard ? home.id : undefined;
   }

@@ -1,3 +1,4 @@
+import { ConfigError } from '../errors.js';
 import type { Clock } from '../types.js';
 import { checkKnownKeys, checkObject, duration, inRange } from '../validate.js';
 
@@ -17,20 +18,23 @@ export const BUDGET_DEFAULTS: Required<RetryBudgetOptions> = {
   ttlMs: 10_000,
 };
 
-export function resolveBudgetOptions(value: unknown): Required<RetryBudgetOptions> {
+/** Checks a budget given at `field` (`retry.budget`, or `ingest.batch.retry.budget`). */
+export function resolveBudgetOptions(
+  value: unknown,
+  field = 'retry.budget',
+): Required<RetryBudgetOptions> {
   if (value === undefined) return BUDGET_DEFAULTS;
-  checkObject('retry.budget', value);
-  checkKnownKeys('retry.budget', value, Object.keys(BUDGET_DEFAULTS));
+  checkObject(field, value);
+  checkKnownKeys(field, value, Object.keys(BUDGET_DEFAULTS));
   const v = value as RetryBudgetOptions;
   return {
-    ratio:
-      v.ratio === undefined ? BUDGET_DEFAULTS.ratio : inRange('retry.budget.ratio', v.ratio, 0, 1),
+    ratio: v.ratio === undefined ? BUDGET_DEFAULTS.ratio : inRange(`${field}.ratio`, v.ratio, 0, 1),
     minPerSecond:
       v.minPerSecond === undefined
         ? BUDGET_DEFAULTS.minPerSecond
-        : duration('retry.budget.minPerSecond', v.minPerSecond),
+        : rate(`${field}.minPerSecond`, v.minPerSecond),
     ttlMs:
-      v.ttlMs === undefined ? BUDGET_DEFAULTS.ttlMs : duration('retry.budget.ttlMs', v.ttlMs, true),
+      v.ttlMs === undefined ? BUDGET_DEFAULTS.ttlMs : duration(`${field}.ttlMs`, v.ttlMs, true),
   };
 }
 
@@ -98,4 +102,12 @@ export class RetryBudget {
     }
     this.bucketStart += Math.floor((now - this.bucketStart) / this.bucketMs) * this.bucketMs;
   }
+}
+
+/** A number of retries per second: finite and ≥ 0. */
+function rate(field: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new ConfigError(field, 'must be a finite number ≥ 0 (retries per second)', value);
+  }
+  return value;
 }

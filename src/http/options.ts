@@ -104,8 +104,19 @@ export function resolveHttpOptions(options: HttpBalancerOptions): {
     if (!Array.isArray(o.origins) || o.origins.length === 0) {
       throw new ConfigError('origins', 'must be a non-empty array of URL strings', o.origins);
     }
+    const first = new Map<string, number>();
     shards = denseArray('origins', o.origins, 'origin URL strings').map((origin, i) => {
       const target = toTarget(`origins[${i}]`, origin);
+      // Named as given: the core would name `shards[i].id`, a field the caller never wrote.
+      const seen = first.get(target.origin);
+      if (seen !== undefined) {
+        throw new ConfigError(
+          `origins[${i}]`,
+          `must differ from origins[${seen}] (both are ${target.origin}; one pool a shard)`,
+          origin,
+        );
+      }
+      first.set(target.origin, i);
       return { id: target.origin, target };
     });
   } else if (o.shards !== undefined) {

@@ -223,7 +223,8 @@ export function resolveRecordRetry(
   value: RecordRetryOptions | false | undefined,
 ): ResolvedRecordRetry | false {
   if (value === false) return false;
-  const v = value ?? {};
+  // Only `undefined` means the default: `null` is a mistake, as the balancer's `retry: null` is.
+  const v = value === undefined ? {} : value;
   checkObject(field, v);
   // The balancer's whole `retry` object may be passed: its classifier is the balancer's business.
   checkKnownKeys(field, v, ['attempts', 'backoff', 'budget', 'retryable']);
@@ -250,19 +251,7 @@ export function resolveRecordRetry(
   let budget: Required<RetryBudgetOptions> | false = BUDGET_DEFAULTS;
   if (v.budget === false) budget = false;
   else if (v.budget !== undefined) {
-    try {
-      budget = resolveBudgetOptions(v.budget);
-    } catch (error) {
-      // Its checks name `retry.budget…`: name the field as the caller wrote it.
-      if (error instanceof ConfigError) {
-        throw new ConfigError(
-          `${field}${error.field.slice('retry'.length)}`,
-          'is invalid (see RetryBudgetOptions)',
-          error.value,
-        );
-      }
-      throw error;
-    }
+    budget = resolveBudgetOptions(v.budget, `${field}.budget`);
   }
   return { attempts, baseMs, maxMs, budget };
 }

@@ -70,6 +70,8 @@ export function aimd(options: AimdOptions = {}): LimitFactory {
   }
   if (options.timeoutMs !== undefined)
     o.timeoutMs = duration('aimd.timeoutMs', options.timeoutMs, true);
+  // A default `initial` follows the bounds given (`{ min: 20 }` starts at 20), as gradient's does.
+  if (options.initial === undefined) o.initial = Math.min(Math.max(o.initial, o.min), o.max);
   checkBounds('aimd', o.initial, o.min, o.max);
   return () => new AimdLimit(o);
 }

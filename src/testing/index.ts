@@ -4,6 +4,7 @@
  * virtual time, shard views to drive a picker directly, the remap measure of hashing pickers, and
  * the picker conformance checks.
  */
+import { ConfigError } from '../errors.js';
 import { createRandom } from '../random.js';
 import type { RandomSource } from '../types.js';
 
@@ -38,5 +39,8 @@ export type { Arrivals, KeySpec } from './workload.js';
  * const balancer = new Balancer({ shards, random: seededRandom(42), clock: new ManualClock() });
  */
 export function seededRandom(seed: number): RandomSource {
+  if (typeof seed !== 'number' || !Number.isSafeInteger(seed)) {
+    throw new ConfigError('seed', 'must be an integer', seed);
+  }
   return createRandom(seed);
 }

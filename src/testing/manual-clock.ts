@@ -1,3 +1,4 @@
+import { ConfigError } from '../errors.js';
 import type { Clock } from '../types.js';
 
 interface Timer {
@@ -22,7 +23,7 @@ export class ManualClock implements Clock {
   private timers: Timer[] = [];
 
   constructor(startMs = 0) {
-    this.time = startMs;
+    this.time = finiteMs('startMs', startMs);
   }
 
   now(): number {
@@ -60,11 +61,15 @@ export class ManualClock implements Clock {
 
   /** Moves time forward by `ms`, firing every timer due on the way, in order. */
   advance(ms: number): void {
+    if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
+      throw new ConfigError('ms', 'must be a finite number ≥ 0 (time only moves forward)', ms);
+    }
     this.advanceTo(this.time + ms);
   }
 
   /** Moves time to `targetMs` (never backwards), firing due timers in order. */
   advanceTo(targetMs: number): void {
+    finiteMs('targetMs', targetMs);
     for (;;) {
       const next = this.timers[0];
       if (next === undefined || next.at > targetMs) break;
@@ -87,4 +92,12 @@ export class ManualClock implements Clock {
       return true;
     }
   }
+}
+
+/** A time on the clock: a finite number (NaN would fire every timer: nothing is later than it). */
+function finiteMs(field: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isFinite(value)) {
+    throw new ConfigError(field, 'must be a finite number of ms', value);
+  }
+  return value;
 }
