@@ -1,42 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import {
-  Balancer,
-  type BalancerOptions,
-  type EjectEvent,
-  type PanicEvent,
-  PushBackError,
-  type RestoreEvent,
-  roundRobin,
-} from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
+import { PushBackError } from '../../src/index.js';
 import { flush, resolveAfter, tick, track } from '../helpers.js';
+import { type Harness, healthHarness } from './harness.js';
 
-interface H {
-  clock: ManualClock;
-  balancer: Balancer<string>;
-  ejects: EjectEvent[];
-  restores: RestoreEvent[];
-  panics: PanicEvent[];
-  picks: string[];
-}
-
-function make(ids: readonly string[], options: Partial<BalancerOptions<string>> = {}): H {
-  const clock = new ManualClock();
-  const balancer = new Balancer<string>({
-    shards: ids.map((id) => ({ id, target: id })),
-    picker: roundRobin(),
-    retry: { attempts: 1 },
-    clock,
-    random: seededRandom(1),
-    ...options,
-  });
-  const h: H = { clock, balancer, ejects: [], restores: [], panics: [], picks: [] };
-  balancer.on('eject', (e) => h.ejects.push(e));
-  balancer.on('restore', (e) => h.restores.push(e));
-  balancer.on('panic', (e) => h.panics.push(e));
-  balancer.on('pick', (e) => h.picks.push(e.shard.id));
-  return h;
-}
+type H = Harness;
+const make = healthHarness;
 
 /** Runs on a pinned shard (picker picks `id`), failing or not. */
 async function on(h: H, fail: boolean, n = 1): Promise<void> {

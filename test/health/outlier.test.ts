@@ -1,15 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import {
-  Balancer,
-  type BalancerOptions,
-  type EjectEvent,
-  type HealthOptions,
-  type PanicEvent,
-  type RestoreEvent,
-  roundRobin,
-} from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
+import type { BalancerOptions, HealthOptions } from '../../src/index.js';
 import { countBy, flush, resolveAfter, tick } from '../helpers.js';
+import { type Harness, healthHarness } from './harness.js';
 
 const HEALTH: HealthOptions = {
   consecutiveFailures: 5,
@@ -19,34 +11,8 @@ const HEALTH: HealthOptions = {
   panicThreshold: 50,
 };
 
-interface Harness {
-  clock: ManualClock;
-  balancer: Balancer<string>;
-  ejects: EjectEvent[];
-  restores: RestoreEvent[];
-  panics: PanicEvent[];
-  picks: string[];
-}
-
-function make(ids: readonly string[], options: Partial<BalancerOptions<string>> = {}): Harness {
-  const clock = new ManualClock();
-  const balancer = new Balancer<string>({
-    shards: ids.map((id) => ({ id, target: id })),
-    picker: roundRobin(),
-    // one attempt: failures reach health, and no retry muddies the pick order
-    retry: { attempts: 1 },
-    health: HEALTH,
-    clock,
-    random: seededRandom(1),
-    ...options,
-  });
-  const h: Harness = { clock, balancer, ejects: [], restores: [], panics: [], picks: [] };
-  balancer.on('eject', (e) => h.ejects.push(e));
-  balancer.on('restore', (e) => h.restores.push(e));
-  balancer.on('panic', (e) => h.panics.push(e));
-  balancer.on('pick', (e) => h.picks.push(e.shard.id));
-  return h;
-}
+const make = (ids: readonly string[], options: Partial<BalancerOptions<string>> = {}) =>
+  healthHarness(ids, { health: HEALTH, ...options });
 
 /** Runs `n` calls one after the other; those landing on a shard in `failing` fail at once. */
 async function hit(h: Harness, failing: readonly string[], n: number): Promise<void> {

@@ -1,10 +1,4 @@
-import {
-  type DataPoint,
-  type Histogram,
-  MeterProvider,
-  MetricReader,
-  type ResourceMetrics,
-} from '@opentelemetry/sdk-metrics';
+import { type Histogram, MeterProvider } from '@opentelemetry/sdk-metrics';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   Balancer,
@@ -16,39 +10,7 @@ import {
 import { instrument, outcomeOf } from '../../src/otel/index.js';
 import { ManualClock, seededRandom } from '../../src/testing/index.js';
 import { failAfter, resolveAfter, tick } from '../helpers.js';
-
-/** A reader the test collects from on demand (the SDK's own pull path, as Prometheus uses). */
-class TestReader extends MetricReader {
-  protected override async onShutdown(): Promise<void> {}
-  protected override async onForceFlush(): Promise<void> {}
-}
-
-type Point = DataPoint<number | Histogram>;
-
-async function collect(reader: MetricReader): Promise<Map<string, Point[]>> {
-  const { resourceMetrics, errors } = await reader.collect();
-  expect(errors).toEqual([]);
-  return byName(resourceMetrics);
-}
-
-function byName(metrics: ResourceMetrics): Map<string, Point[]> {
-  const out = new Map<string, Point[]>();
-  for (const scope of metrics.scopeMetrics) {
-    for (const metric of scope.metrics) {
-      out.set(metric.descriptor.name, metric.dataPoints as Point[]);
-    }
-  }
-  return out;
-}
-
-/** Sum of a counter's points whose attributes include `match`. */
-function sum(points: Point[] | undefined, match: Record<string, string> = {}): number {
-  let total = 0;
-  for (const p of points ?? []) {
-    if (Object.entries(match).every(([k, v]) => p.attributes[k] === v)) total += p.value as number;
-  }
-  return total;
-}
+import { collect, type Point, sum, TestReader } from './metrics.js';
 
 function gauge(points: Point[] | undefined, shard?: string): number | undefined {
   const p = (points ?? []).find(

@@ -1,40 +1,11 @@
-import {
-  type DataPoint,
-  type Histogram,
-  MeterProvider,
-  MetricReader,
-  type ResourceMetrics,
-} from '@opentelemetry/sdk-metrics';
+import { type Histogram, MeterProvider } from '@opentelemetry/sdk-metrics';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Balancer } from '../../src/index.js';
 import { instrument } from '../../src/otel/index.js';
 import { ManualClock, seededRandom } from '../../src/testing/index.js';
 import { failAfter, resolveAfter, tick } from '../helpers.js';
+import { collect, type Point, sum, TestReader } from './metrics.js';
 
-class TestReader extends MetricReader {
-  protected override async onShutdown(): Promise<void> {}
-  protected override async onForceFlush(): Promise<void> {}
-}
-type Point = DataPoint<number | Histogram>;
-
-async function collect(reader: MetricReader): Promise<Map<string, Point[]>> {
-  const { resourceMetrics, errors } = await reader.collect();
-  expect(errors).toEqual([]);
-  return byName(resourceMetrics);
-}
-function byName(metrics: ResourceMetrics): Map<string, Point[]> {
-  const out = new Map<string, Point[]>();
-  for (const scope of metrics.scopeMetrics)
-    for (const metric of scope.metrics)
-      out.set(metric.descriptor.name, metric.dataPoints as Point[]);
-  return out;
-}
-function sum(points: Point[] | undefined, match: Record<string, string> = {}): number {
-  let total = 0;
-  for (const p of points ?? [])
-    if (Object.entries(match).every(([k, v]) => p.attributes[k] === v)) total += p.value as number;
-  return total;
-}
 const shardsOf = (points: Point[] | undefined) =>
   (points ?? []).map((p) => p.attributes['shardwise.shard']).sort();
 
