@@ -41,7 +41,7 @@ const DISPLACED = 'displaced:';
  * | `shardwise.displaced` | counter | `shardwise.shard` (the key's home), `shardwise.reason` (capped, ejected, retry, bounded) |
  * | `shardwise.attempt.duration` | histogram, s | `shardwise.shard`, `shardwise.outcome` |
  * | `shardwise.in_flight` | observable gauge | `shardwise.shard` |
- * | `shardwise.limit` | observable gauge | `shardwise.shard` |
+ * | `shardwise.limit` | observable gauge | `shardwise.shard` (a shard that left: 0 once, then gone) |
  * | `shardwise.queue.size` | observable gauge | — |
  *
  * An attempt is counted when it ends (an attempt the caller aborted has no outcome and is not
@@ -145,11 +145,15 @@ export function instrument(balancer: InstrumentedBalancer, options: InstrumentOp
       result.observe(limit, shard.limit, a);
       members.add(shard.id);
     }
-    // A shard that left is observed once more, at 0 in flight: a cumulative reader would repeat
-    // its last figure for ever otherwise (the SDK keeps attribute sets it saw). Then forgotten.
+    // A shard that left is observed once more, at 0 in flight and a cap of 0 (it takes nothing):
+    // a cumulative reader would repeat its last figures for ever otherwise (the SDK keeps
+    // attribute sets it saw), and a dashboard summing the caps would count a shard that is gone.
+    // Then forgotten.
     for (const id of observed) {
       if (members.has(id)) continue;
-      result.observe(inFlight, 0, attrs(id));
+      const a = attrs(id);
+      result.observe(inFlight, 0, a);
+      result.observe(limit, 0, a);
       for (const key of cache.keys()) {
         if (key === id || key.startsWith(`${id}\u0000`)) cache.delete(key);
       }

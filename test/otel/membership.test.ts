@@ -56,6 +56,13 @@ describe('otel with membership changes', () => {
     const m3 = await collect(reader);
     expect(inFlightOf(m3, 'b')).toBe(0);
     expect(sum(m3.get('shardwise.in_flight'))).toBe(0);
+    // Its cap reads 0 too: summed caps are the capacity of the shards still there.
+    const limitOf = (m: Map<string, Point[]>, id: string) =>
+      (m.get('shardwise.limit') ?? []).find((p) => p.attributes['shardwise.shard'] === id)?.value;
+    expect(limitOf(m1, 'b')).toBe(4);
+    expect(limitOf(m2, 'b')).toBe(0);
+    expect(limitOf(m3, 'b')).toBe(0);
+    expect(sum(m3.get('shardwise.limit'))).toBe(4);
     detach();
   });
 
