@@ -313,14 +313,21 @@ export class BatchRunner<T, Rec> {
       }
     }
     if (again.length === 0 || retry === false) return;
+    // Only what the refused records need is held through the backoff: not the batch's arrays
+    // (with every written record in them), and not its body for a few refused lines — their
+    // bytes are copied unless all of it is refused (the batch is done with, so a view stays valid).
     const { records, sizes, keys } = batch;
-    // The batch is done with: its body is not written again, so views of it stay valid.
-    const encoded = again.map((i) => batch.encodedAt(i));
+    const whole = again.length === batch.count;
+    const held = again.map((i, j) => ({
+      record: records[i]!,
+      key: keys?.[i],
+      size: sizes[i]!,
+      carried: carriedAgain[j],
+      encoded: whole ? batch.encodedAt(i) : copyOf(batch.encodedAt(i)),
+    }));
     const delayMs = backoffDelay(deepest, retry.baseMs, retry.maxMs, runner.random);
     runner.clock.setTimer(() => {
-      again.forEach((i, j) => {
-        this.#host.place(records[i]!, keys?.[i], sizes[i]!, carriedAgain[j], encoded[j]);
-      });
+      for (const r of held) this.#host.place(r.record, r.key, r.size, r.carried, r.encoded);
     }, delayMs);
   }
 
