@@ -1,7 +1,7 @@
 import type { Writable } from 'node:stream';
 import { GuardedEmitter } from './callbacks.js';
 import { Dispatcher } from './dispatcher.js';
-import { ConfigError } from './errors.js';
+import { BalancerClosedError, ConfigError } from './errors.js';
 import type { BalancerEvents } from './events.js';
 import { Feedback } from './feedback.js';
 import { RetryBudget } from './health/budget.js';
@@ -75,6 +75,9 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
   readonly #figures = new Figures();
   readonly #router: Router<T>;
   readonly #dispatcher: Dispatcher<T>;
+  /** The transports' release, once `close()` has drained or aborted every run. */
+  #released: Promise<void> | undefined;
+  #shardsView: { version: number; list: readonly ShardState<T>[] } | undefined;
 
   constructor(options: BalancerOptions<T>, extension: BalancerExtension<T, S> = {}) {
     super();
@@ -278,7 +281,11 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
       // Like every method that returns a promise, bad input rejects it rather than throwing.
       return Promise.reject(error);
     }
-    return this.#dispatcher.close(drain, timeoutMs).then(() => this.#membership.close(drain));
+    // Each call may abort what still runs (a second `close({ drain: false })` forces one that
+    // drains); the transports' release is one, which every call waits for.
+    return this.#dispatcher
+      .close(drain, timeoutMs)
+      .then(() => (this.#released ??= this.#membership.close(drain)));
   }
 
   /** True once `close()` was called. */
@@ -288,13 +295,24 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
 
   // ——— membership ———
 
-  /** The shards as pickers see them, in membership order. */
+  /**
+   * The shards as pickers see them, in membership order: a frozen list, the same one until the
+   * membership changes (a `pop()` on it throws instead of taking a shard out behind its back).
+   */
   get shards(): readonly ShardState<T>[] {
-    return this.#membership.shards;
+    const version = this.#membership.version;
+    if (this.#shardsView?.version !== version) {
+      this.#shardsView = { version, list: Object.freeze([...this.#membership.shards]) };
+    }
+    return this.#shardsView.list;
   }
 
-  /** Adds a shard at the end of the membership order. */
+  /**
+   * Adds a shard at the end of the membership order. Throws `BalancerClosedError` once `close()`
+   * was called: nothing would release what a transport opened for it.
+   */
   addShard(spec: S): void {
+    if (this.closed) throw new BalancerClosedError('the balancer is closed: no shard is added');
     this.#membership.add(spec);
   }
 
@@ -323,6 +341,11 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
    * `ConfigError` and changes nothing.
    */
   setShards(specs: S[]): Promise<void> {
+    if (this.closed) {
+      return Promise.reject(
+        new BalancerClosedError('the balancer is closed: its shards are fixed'),
+      );
+    }
     return this.#membership.set(specs);
   }
 

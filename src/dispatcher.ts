@@ -19,7 +19,7 @@ import type { RetryBudget } from './health/budget.js';
 import type { ResolvedRetryOptions } from './health/retry.js';
 import type { Membership } from './membership.js';
 import type { ResolvedOptions } from './options.js';
-import { decideRetry, finalError, noteFailure } from './retry-policy.js';
+import { decideRunRetry, finalError, noteFailure } from './retry-policy.js';
 import type { CandidateSet } from './routing/candidates.js';
 import type { CompiledRequirement, Requirement } from './routing/requirement.js';
 import { PARK, type Route, type Router, WAIT } from './routing/router.js';
@@ -82,6 +82,7 @@ export class Dispatcher<T> {
         this.#waiting.shrank();
       },
       serve: (shard) => this.#serve(shard),
+      pump: () => this.#pump(),
     });
   }
 
@@ -107,9 +108,14 @@ export class Dispatcher<T> {
     }
   }
 
-  /** The membership changed: keys may have new homes, so waiting keyed runs are routed again. */
+  /**
+   * The membership changed: keys may have new homes, so waiting keyed runs are routed again, and
+   * a retry held only by push-back goes now if a shard it may use (a new one) does not push back.
+   */
   membershipChanged(): void {
-    this.#waiting.requeueLines(this.#clock.now());
+    const now = this.#clock.now();
+    this.#waiting.requeueLines(now);
+    this.#waiting.release(now, (run) => this.#candidates.pushBackWait(run, now) === 0);
     this.wake();
   }
 
@@ -185,7 +191,8 @@ export class Dispatcher<T> {
       }
       waiting.enqueue(run, false, now);
       // Runs held back by a rule or a tier do not block the others: this one may fit now.
-      if (this.#candidates.tiers !== undefined || waiting.queue.head!.requirement !== undefined)
+      // (`head` is gone when a `saturated` listener added a shard, which started this run.)
+      if (this.#candidates.tiers !== undefined || waiting.queue.head?.requirement !== undefined)
         this.#pump();
     });
   }
@@ -228,9 +235,14 @@ export class Dispatcher<T> {
 
   /**
    * Routes `run`'s next attempt: starts it, parks it in its home's line, or settles it with the
-   * routing error (with `full`, a run that would wait is refused). False: it waits in the queue.
+   * routing error (with `full`, a run that would wait is refused) or the abort of its signal (a
+   * shared signal aborts runs one by one: one that frees a slot must not start the next).
    */
   #route(run: Run<T>, now: number, full = false): boolean {
+    if (run.signal?.aborted === true) {
+      this.#settle(run, false, run.signal.reason);
+      return true;
+    }
     const route: Route<T> = this.#parts.router.route(run, now);
     if (full && (route === WAIT || route === PARK)) {
       this.#settle(run, false, new QueueFullError(this.#options.maxQueued), true);
@@ -320,6 +332,7 @@ export class Dispatcher<T> {
     }
     this.#parts.figures.attempt(shard, run.tier, run.bytes);
     announceAttempt(this.#events, run, shard);
+    if (run.token !== token) return; // a `pick` or `route` listener aborted it
     let promise: Promise<unknown>;
     try {
       promise = run.fn(shard, ctx);
@@ -340,12 +353,14 @@ export class Dispatcher<T> {
   #endAttempt(run: Run<T>, token: number, ok: boolean, result: unknown, abort: boolean): void {
     if (run.token !== token || run.state !== 'running') return;
     run.token++;
+    // Listeners run from here to settlement: an abort or close they make is kept in `stopped`.
+    run.state = 'ending';
+    const shard = run.shard!;
     run.cancelTimer?.();
     run.cancelTimer = undefined;
     if (ok) run.ctx!.finish(attemptOver);
     else run.ctx!.abort(abort ? result : attemptOver());
     run.ctx = undefined;
-    const shard = run.shard!;
     const now = this.#clock.now();
     const latencyMs = now > run.attemptStartMs ? now - run.attemptStartMs : 0; // ≥ 0 if it steps back
     const feedback = this.#parts.feedback;
@@ -355,7 +370,7 @@ export class Dispatcher<T> {
     feedback.sample(shard, latencyMs, !ok && feedback.drops(result, retryable));
     this.#release(shard, run.bytes, wasAvailable);
     if (ok) {
-      feedback.succeeded(shard, latencyMs, now);
+      feedback.succeeded(shard, now < run.attemptStartMs ? -1 : latencyMs, now);
       if (this.#events.listenerCount('success') > 0)
         this.#events.emit('success', { shardId: shard.id, attempt: run.attempt, latencyMs });
       this.#settle(run, true, result);
@@ -385,24 +400,12 @@ export class Dispatcher<T> {
     now: number,
   ): void {
     noteFailure(run, shard, error, now);
-    const decision = decideRetry(
-      {
-        retryable,
-        error,
-        attempt: run.attempt,
-        idempotent: run.idempotent,
-        aborted: run.signal?.aborted === true,
-        // A strict keyed run waits for its home's push-back in the home's line, to its deadline.
-        pushBackWaitMs:
-          this.#parts.router.strict && run.key !== undefined
-            ? 0
-            : this.#candidates.pushBackWait(run, now),
-        timeoutMs: run.timeoutMs,
-      },
-      this.#parts.retry,
-      this.#parts.budget,
-      this.#parts.random,
-    );
+    // A strict keyed run waits for its home's push-back in the home's line, to its deadline.
+    const pushBackWaitMs =
+      this.#parts.router.strict && run.key !== undefined
+        ? 0
+        : this.#candidates.pushBackWait(run, now);
+    const decision = decideRunRetry(run, error, retryable, pushBackWaitMs, this.#parts);
     if (this.#events.listenerCount('failure') > 0) {
       const { id: shardId } = shard;
       this.#events.emit('failure', {
@@ -419,31 +422,27 @@ export class Dispatcher<T> {
       return;
     }
     const delayMs = decision.delayMs;
-    this.#parts.figures.retries++;
-    if (this.#events.listenerCount('retry') > 0)
-      this.#events.emit('retry', { shardId: shard.id, attempt: run.attempt + 1, delayMs, error });
-    run.state = 'backoff';
-    run.shard = undefined;
-    this.#waiting.count(run, 1);
-    if (delayMs <= 0) {
-      this.#waiting.enqueue(run, true, now);
+    // An abort or a close that came while it ended (a listener made it) stops the retry.
+    if (run.stopped === undefined) {
+      this.#parts.figures.retries++;
+      if (this.#events.listenerCount('retry') > 0)
+        this.#events.emit('retry', { shardId: shard.id, attempt: run.attempt + 1, delayMs, error });
+    }
+    const stopped = run.stopped as Run<T>['stopped'];
+    if (stopped !== undefined) {
+      this.#settle(run, false, stopped.reason);
       return;
     }
-    run.cancelTimer = this.#clock.setTimer(() => {
-      run.cancelTimer = undefined;
-      if (run.state !== 'backoff') return;
-      this.#waiting.enqueue(run, true, this.#clock.now());
-      this.#pump();
-    }, delayMs);
+    this.#waiting.backOff(run, delayMs, now, pushBackWaitMs > 0 && delayMs === pushBackWaitMs);
   }
 
   /** The caller's signal aborted, or the balancer closed without drain: settle with `reason`. */
   #abortRun(run: Run<T>, reason: unknown): void {
-    if (run.state === 'running') {
+    if (run.state === 'ending') run.stopped ??= { reason };
+    else if (run.state === 'running') {
       const shard = run.shard!;
       run.token++;
-      run.cancelTimer?.();
-      run.cancelTimer = undefined;
+      run.state = 'ending'; // its `ctx.signal` listeners run next (`#settle` ends its timer)
       run.ctx?.abort(reason);
       run.ctx = undefined;
       this.#release(shard, run.bytes, this.#candidates.available(shard));

@@ -23,7 +23,8 @@ export interface MembershipHooks<T, S = ShardSpec<T>> {
   prepare?(spec: S, field: string): ShardSpec<T>;
   /**
    * Whether a kept id may keep its shard (its figures, its connections) with the target of the
-   * new spec; a shard whose target changed is replaced. Default: the same object.
+   * new spec; a shard whose target changed is replaced. Default: the same object, or equal plain
+   * data (`samePlainData`).
    */
   sameTarget?(current: T, next: T): boolean;
   /** Shards joined; called before any run can start on them. */
@@ -105,7 +106,7 @@ export class Membership<T, S = ShardSpec<T>> {
   /** Makes the membership exactly `given` (diffed by id); resolves when removed shards drained. */
   set(given: unknown): Promise<void> {
     const specs = this.prepare('shards', given);
-    const same = this.hooks.sameTarget ?? ((a: T, b: T) => a === b);
+    const same = this.hooks.sameTarget ?? samePlainData;
     const byId = new Map(this.shards.map((s) => [s.id, s]));
     const next: Shard<T>[] = [];
     const added: Shard<T>[] = [];
@@ -191,3 +192,27 @@ function withIndexes<T>(shards: Shard<T>[]): Shard<T>[] {
 }
 
 function noop(): void {}
+
+/**
+ * The same target, or equal plain data (strings, numbers, plain objects and arrays of them, as a
+ * config file re-read gives): a kept id keeps its shard. Anything else — a client, a class
+ * instance, a function — is the same only when it is the same object.
+ */
+export function samePlainData(a: unknown, b: unknown): boolean {
+  if (Object.is(a, b)) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    return Array.isArray(b) && a.length === b.length && a.every((x, i) => samePlainData(x, b[i]));
+  }
+  if (!isPlainObject(a) || !isPlainObject(b)) return false;
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  return keys.every((k) => Object.hasOwn(y, k) && samePlainData(x[k], y[k]));
+}
+
+function isPlainObject(value: object): boolean {
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}

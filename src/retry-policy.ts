@@ -3,7 +3,7 @@
  * the jitter and taking a token from the budget, both passed in) from the error, the attempt and
  * the run's options. The balancer carries it out.
  */
-import { RetriesExhaustedError } from './errors.js';
+import { RetriesExhaustedError, ShardRemovedError } from './errors.js';
 import { backoffDelay, provesNotSent, type ResolvedRetryOptions } from './health/retry.js';
 import type { Run } from './run.js';
 import type { Shard } from './shard.js';
@@ -26,6 +26,11 @@ export interface RetryInput {
   pushBackWaitMs: number;
   /** The run's bound on one attempt, ms: no wait before a retry may outlive it. */
   timeoutMs: number;
+  /**
+   * The balancer ended the attempt itself (its shard was removed without drain): the retry is
+   * owed, so it counts neither against `attempts` nor against the budget.
+   */
+  owed?: boolean;
 }
 
 /** Retry after `delayMs`, or settle the run (with `RetriesExhaustedError` when `exhausted`). */
@@ -41,7 +46,8 @@ export interface BudgetLike {
 /**
  * The decision, in order: retries off, not retryable, caller aborted, not idempotent (unless
  * the error proves the call was not sent), attempts used up, a push-back wait longer than the
- * run's `timeoutMs`, the budget (asked last: it spends a token).
+ * run's `timeoutMs`, the budget (asked last: it spends a token). A retry the balancer owes (it
+ * ended the attempt) skips the attempts and the budget.
  *
  * @example
  * decideRetry({ retryable: true, error, attempt: 1, idempotent: true, aborted: false, pushBackWaitMs: 0, timeoutMs: Infinity }, retry, budget, random);
@@ -59,7 +65,9 @@ export function decideRetry(
   if (!input.idempotent && !provesNotSent(input.error)) {
     return settle('the run is not idempotent and the call may have reached the shard');
   }
-  if (input.attempt >= retry.attempts) return settle(`all ${retry.attempts} attempts failed`, true);
+  if (input.attempt >= retry.attempts && input.owed !== true) {
+    return settle(`all ${retry.attempts} attempts failed`, true);
+  }
   // Only a push-back wait is bounded by `timeoutMs` (it bounds one attempt): a backoff is the
   // retry's own pause, however long, and the caller's signal bounds the whole run.
   if (input.pushBackWaitMs > input.timeoutMs) {
@@ -70,7 +78,7 @@ export function decideRetry(
   }
   let delayMs = backoffDelay(input.attempt, retry.baseMs, retry.maxMs, random);
   if (input.pushBackWaitMs > delayMs) delayMs = input.pushBackWaitMs;
-  if (budget !== undefined && !budget.tryWithdraw()) {
+  if (budget !== undefined && input.owed !== true && !budget.tryWithdraw()) {
     return {
       retry: false,
       reason: 'the retry budget is exhausted',
@@ -79,6 +87,34 @@ export function decideRetry(
     };
   }
   return { retry: true, delayMs };
+}
+
+/**
+ * The decision for `run`'s failed attempt (`pushBackWaitMs`: how long every shard it may use
+ * still pushes back). An attempt ended by its shard's removal is owed its retry.
+ */
+export function decideRunRetry<T>(
+  run: Run<T>,
+  error: unknown,
+  retryable: boolean,
+  pushBackWaitMs: number,
+  parts: {
+    retry: ResolvedRetryOptions | false;
+    budget: BudgetLike | undefined;
+    random: () => number;
+  },
+): RetryDecision {
+  const input: RetryInput = {
+    retryable,
+    error,
+    attempt: run.attempt,
+    idempotent: run.idempotent,
+    aborted: run.signal?.aborted === true,
+    pushBackWaitMs,
+    timeoutMs: run.timeoutMs,
+    owed: error instanceof ShardRemovedError,
+  };
+  return decideRetry(input, parts.retry, parts.budget, parts.random);
 }
 
 function settle(reason: string, exhausted = false): RetryDecision {

@@ -51,7 +51,8 @@ export interface RunOptions {
   meta?: unknown;
 }
 
-export type RunState = 'queued' | 'running' | 'backoff' | 'settled';
+/** `ending`: its attempt is over and the balancer is still acting on it (listeners may run). */
+export type RunState = 'queued' | 'running' | 'ending' | 'backoff' | 'settled';
 
 /** Why a strict keyed run waits at its home shard. */
 export type HomeWait = 'capped' | 'ejected' | 'pushback';
@@ -161,6 +162,8 @@ export class Run<T> implements QueueNode {
   attempt = 0;
   /** Bumped when an attempt ends, so a late settlement of an old attempt is ignored. */
   token = 0;
+  /** An abort (or close) that came while the run was `ending`: it stops a retry. */
+  stopped: { reason: unknown } | undefined = undefined;
   shard: Shard<T> | undefined = undefined;
   ctx: AttemptContext | undefined = undefined;
   cancelTimer: (() => void) | undefined = undefined;

@@ -30,6 +30,8 @@ export class WaitingRoom<T> {
   /** The hard ceiling on `queued`: {@link QUEUE_CEILING_FACTOR} × `maxQueued`. */
   readonly ceiling: number;
   #readyWait: { promise: Promise<void>; resolve: () => void } | undefined;
+  /** Retries in backoff only because every shard they may use pushes back (a new one may not). */
+  readonly #held = new Set<Run<T>>();
   /** The queue reached `maxQueued` (`saturated` emitted) and has not fallen below it since. */
   #saturated = false;
 
@@ -39,9 +41,9 @@ export class WaitingRoom<T> {
   constructor(
     options: { maxQueued: number; overflow: 'wait' | 'reject' },
     private readonly events: EventEmitter<BalancerEvents>,
-    lines: HomeLinesHost<T>,
+    private readonly host: HomeLinesHost<T> & { pump(): void },
   ) {
-    this.lines = new HomeLines<T>(lines);
+    this.lines = new HomeLines<T>(host);
     this.maxQueued = options.maxQueued;
     this.reject = options.overflow === 'reject';
     this.ceiling = options.maxQueued * QUEUE_CEILING_FACTOR;
@@ -82,6 +84,40 @@ export class WaitingRoom<T> {
     this.count(run, 1);
   }
 
+  /**
+   * Holds a failed run, counted as retrying, for `delayMs` — its backoff, or (`byPushBack`) the
+   * push-back of every shard it may use — then queues it at the front.
+   */
+  backOff(run: Run<T>, delayMs: number, nowMs: number, byPushBack: boolean): void {
+    run.state = 'backoff';
+    run.shard = undefined;
+    this.count(run, 1);
+    if (delayMs <= 0) {
+      this.enqueue(run, true, nowMs);
+      return;
+    }
+    if (byPushBack) this.#held.add(run);
+    const clock = this.host.clock;
+    run.cancelTimer = clock.setTimer(() => {
+      run.cancelTimer = undefined;
+      this.#held.delete(run);
+      if (run.state !== 'backoff') return;
+      this.enqueue(run, true, clock.now());
+      this.host.pump();
+    }, delayMs);
+  }
+
+  /** Queues at once the runs held by push-back that `free` lets go (a shard joined). */
+  release(nowMs: number, free: (run: Run<T>) => boolean): void {
+    for (const run of this.#held) {
+      if (!free(run)) continue;
+      this.#held.delete(run);
+      run.cancelTimer?.();
+      run.cancelTimer = undefined;
+      this.enqueue(run, true, nowMs);
+    }
+  }
+
   /** Puts a strict keyed run in its home's line (a retry at the front). */
   park(run: Run<T>, home: Shard<T>): void {
     if (run.queued) this.queue.remove(run);
@@ -99,6 +135,7 @@ export class WaitingRoom<T> {
   leave(run: Run<T>): void {
     if (run.keyed?.waitingAt !== undefined) this.lines.leave(run);
     else if (run.queued) this.queue.remove(run);
+    else if (this.#held.size > 0) this.#held.delete(run);
   }
 
   /** Every waiting run, queue first, each line in order (for a close without drain). */

@@ -12,7 +12,7 @@ export interface HealthOptions {
   failurePercent?: number | false;
   /** Attempts a shard needs within the window before its failure rate counts (default 20). */
   failureMinRequests?: number;
-  /** The failure-rate window, ms (default 10 000). */
+  /** The failure-rate window, ms (default 10 000): the last this many ms, sliding by a tenth. */
   failureWindowMs?: number;
   /** Ejection time for the first ejection; the n-th lasts n × this (default 30 000 ms). */
   baseEjectionMs?: number;

@@ -1,6 +1,6 @@
 import type { Clock } from '../types.js';
 import type { ResolvedHealthOptions } from './options.js';
-import type { HealthRecord } from './record.js';
+import { type HealthRecord, WINDOW_SLICES } from './record.js';
 
 /** A shard as the detector sees it: its health record, and whether it left the membership. */
 export interface HealthSubject {
@@ -40,7 +40,8 @@ export class OutlierDetector<S extends HealthSubject> {
     const health = shard.health;
     health.consecutiveFailures = 0;
     this.count(health, false, nowMs);
-    if (health.state === 'probing') {
+    // A shard removed while its probe ran is gone: its `restore` would name the next with its id.
+    if (health.state === 'probing' && !shard.removed) {
       health.state = 'healthy';
       health.restoredAtMs = nowMs;
       this.host.healthChanged(shard, 'restore', 0);
@@ -89,19 +90,22 @@ export class OutlierDetector<S extends HealthSubject> {
   }
 
   /**
-   * Counts an attempt in the shard's failure-rate window (a fixed window, restarted when it
-   * ends); true when the failure percentage trips.
+   * Counts an attempt in the shard's failure-rate window — the last `failureWindowMs`, in ten
+   * slices: it slides by a tenth, the oldest slice leaving whole (a fixed window would split 20
+   * failures in 2 s into two halves that never trip) — true when the failure percentage trips.
    */
   private count(health: HealthRecord, failed: boolean, now: number): boolean {
     const o = this.options;
     if (o.failurePercent === Number.POSITIVE_INFINITY) return false;
-    if (now - health.windowStartMs >= o.failureWindowMs) {
-      health.windowStartMs = now;
-      health.windowRequests = 0;
-      health.windowFailures = 0;
-    }
+    const slice = Math.floor(now / (o.failureWindowMs / WINDOW_SLICES));
+    if (slice !== health.slice) slide(health, slice);
+    const at = (((slice % WINDOW_SLICES) + WINDOW_SLICES) % WINDOW_SLICES) * 2;
+    health.slices[at]!++;
     health.windowRequests++;
-    if (failed) health.windowFailures++;
+    if (failed) {
+      health.slices[at + 1]!++;
+      health.windowFailures++;
+    }
     return (
       failed &&
       health.windowRequests >= o.failureMinRequests &&
@@ -127,7 +131,7 @@ export class OutlierDetector<S extends HealthSubject> {
     health.ejections++;
     health.state = 'ejected';
     // The window restarts after an ejection: the failures that caused it are paid for.
-    health.windowStartMs = Number.NEGATIVE_INFINITY;
+    health.clearWindow();
     const durationMs = Math.min(
       this.options.baseEjectionMs * health.level,
       this.options.maxEjectionMs,
@@ -146,4 +150,21 @@ export class OutlierDetector<S extends HealthSubject> {
     );
     this.host.healthChanged(shard, 'eject', durationMs);
   }
+}
+
+/** Moves the window to `slice`: the slices it leaves behind are emptied (all, after a long gap or a clock stepping back). */
+function slide(health: HealthRecord, slice: number): void {
+  const from = health.slice;
+  if (slice < from || slice - from >= WINDOW_SLICES) health.clearWindow();
+  else {
+    const slices = health.slices;
+    for (let s = from + 1; s <= slice; s++) {
+      const at = (((s % WINDOW_SLICES) + WINDOW_SLICES) % WINDOW_SLICES) * 2;
+      health.windowRequests -= slices[at]!;
+      health.windowFailures -= slices[at + 1]!;
+      slices[at] = 0;
+      slices[at + 1] = 0;
+    }
+  }
+  health.slice = slice;
 }

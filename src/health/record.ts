@@ -1,3 +1,6 @@
+/** Slices of the failure-rate window: it slides by a tenth of `failureWindowMs`. */
+export const WINDOW_SLICES = 10;
+
 /** Health of one shard as the outlier detector sees it. */
 export type HealthState = 'healthy' | 'ejected' | 'probing';
 
@@ -16,8 +19,21 @@ export class HealthRecord {
   /** Balancer clock time of the last restoration. */
   restoredAtMs = Number.NEGATIVE_INFINITY;
   cancelTimer: (() => void) | undefined = undefined;
-  /** Start of the current failure-rate window, and its counts. */
-  windowStartMs = Number.NEGATIVE_INFINITY;
+  /**
+   * The failure-rate window, sliding: attempts and failures of each of its last
+   * {@link WINDOW_SLICES} slices (a ring, two counts a slice), the number of the current slice,
+   * and the window's sums.
+   */
+  readonly slices = new Uint32Array(2 * WINDOW_SLICES);
+  slice = Number.NEGATIVE_INFINITY;
   windowRequests = 0;
   windowFailures = 0;
+
+  /** Empties the failure-rate window. */
+  clearWindow(): void {
+    this.slices.fill(0);
+    this.slice = Number.NEGATIVE_INFINITY;
+    this.windowRequests = 0;
+    this.windowFailures = 0;
+  }
 }

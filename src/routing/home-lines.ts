@@ -56,7 +56,11 @@ export class HomeLines<T> {
     const line = this.#lines.get(shard)!;
     line.remove(run);
     this.size--;
-    if (line.size === 0) this.#lines.delete(shard);
+    if (line.size > 0) return;
+    this.#lines.delete(shard);
+    // Nobody waits for its push-back to end: a wake-up left armed would hold the process open.
+    this.#wakes.get(shard)?.cancel();
+    this.#wakes.delete(shard);
   }
 
   /** The first run waiting for `shard`, if any. */

@@ -23,7 +23,7 @@ import {
 } from './body.js';
 import { withCallSignal } from './call-signal.js';
 import { classifyS3Error, credentialSecrets, type S3CallInfo } from './classify.js';
-import { createS3Client } from './client.js';
+import { createS3Client, ownedClientFor } from './client.js';
 import { S3Error } from './errors.js';
 import { type S3IngestOptions, type S3RecordOptions, s3Ingest, s3WriteStream } from './ingest.js';
 import { multipartUpload, type S3Upkeep } from './multipart.js';
@@ -38,7 +38,6 @@ import {
   toShardSpec,
 } from './options.js';
 import type {
-  CreateS3ClientOptions,
   S3BalancerOptions,
   S3PutRequest,
   S3PutResult,
@@ -101,7 +100,7 @@ export class S3Balancer extends Balancer<S3Target, S3TargetSpec | ShardSpec<S3Ta
 
   constructor(options: S3BalancerOptions) {
     // Clients this balancer builds from target options (destroyed on close), by options object.
-    const owned = new Map<CreateS3ClientOptions, S3Client>();
+    const owned = new Map<unknown, S3Client>();
     const cleanups = new Set<Promise<void>>();
     const clientFor = ownedClientFor(owned);
     let s3: ResolvedS3Options;
@@ -406,24 +405,6 @@ export class S3Balancer extends Balancer<S3Target, S3TargetSpec | ShardSpec<S3Ta
  */
 export function createS3Balancer(options: S3BalancerOptions): S3Balancer {
   return new S3Balancer(options);
-}
-
-function ownedClientFor(owned: Map<CreateS3ClientOptions, S3Client>) {
-  return (options: CreateS3ClientOptions, field: string): S3Client => {
-    let client = owned.get(options);
-    if (client === undefined) {
-      try {
-        client = createS3Client(options);
-      } catch (error) {
-        if (error instanceof ConfigError) {
-          throw new ConfigError(`${field}.${error.field}`, 'is invalid', error.value);
-        }
-        throw error;
-      }
-      owned.set(options, client);
-    }
-    return client;
-  };
 }
 
 function objectJob(field: string, request: S3PutRequest | S3UploadRequest): ObjectJob {

@@ -3,6 +3,7 @@ import * as https from 'node:https';
 import { S3Client } from '@aws-sdk/client-s3';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { ConfigError } from '../errors.js';
+import { samePlainData } from '../membership.js';
 import { MAX_TIMER_STEP_MS } from '../runtime.js';
 import { checkObject, nonNegativeInt, positiveInt } from '../validate.js';
 import type { CreateS3ClientOptions } from './types.js';
@@ -78,4 +79,39 @@ export function createS3Client(options: CreateS3ClientOptions = {}): S3Client {
         socketTimeout,
       }),
   });
+}
+
+/**
+ * The balancer's own clients, one per distinct options: options equal to ones seen (a config
+ * re-read for `setShards`) share their client, so a staying target keeps its shard and no client
+ * is built that only `close()` would destroy. Each is kept under a copy of its options taken
+ * before the SDK saw them (it marks the credentials it is given).
+ */
+export function ownedClientFor(owned: Map<unknown, S3Client>) {
+  return (options: CreateS3ClientOptions, field: string): S3Client => {
+    for (const [seen, client] of owned) if (samePlainData(seen, options)) return client;
+    const copy = plainCopy(options);
+    let client: S3Client;
+    try {
+      client = createS3Client(options);
+    } catch (error) {
+      if (error instanceof ConfigError) {
+        throw new ConfigError(`${field}.${error.field}`, 'is invalid', error.value);
+      }
+      throw error;
+    }
+    owned.set(copy, client);
+    return client;
+  };
+}
+
+/** A deep copy of plain data (objects, arrays); anything else (a function, a handler) as is. */
+function plainCopy(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map(plainCopy);
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[k] = plainCopy(v);
+  return out;
 }
