@@ -55,10 +55,10 @@ export class Feedback<T> {
     }
   }
 
-  /** The attempt succeeded after `latencyMs`. */
+  /** The attempt succeeded after `latencyMs` (−1: unknown, the clock stepped back during it). */
   succeeded(shard: Shard<T>, latencyMs: number, nowMs: number): void {
     shard.successes++;
-    shard.ewma.observeAt(latencyMs, nowMs);
+    if (latencyMs >= 0) shard.ewma.observeAt(latencyMs, nowMs);
     shard.recordOutcome(false, nowMs);
     this.outliers?.onSuccess(shard, nowMs);
   }

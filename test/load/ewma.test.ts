@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Balancer, PeakEwma, peakEwma, roundRobin } from '../../src/index.js';
+import { Balancer, type Clock, PeakEwma, peakEwma, roundRobin } from '../../src/index.js';
 import { ManualClock, seededRandom } from '../../src/testing/index.js';
 import { flush, resolveAfter, tick } from '../helpers.js';
 
@@ -206,5 +206,26 @@ describe('decay()', () => {
     for (const x of [0, 1e-6, 0.001, 0.01, 0.03, 0.0499, 0.05, 0.1, 1, 5]) {
       expect(Math.abs(decay(x) - Math.exp(-x)) / Math.exp(-x)).toBeLessThan(3e-9);
     }
+  });
+
+  // README `clock`: "a clock that steps back anyway measures the attempt that spans the step as
+  // 0 ms and leaves the latency estimates as they were."
+  it('a shard with no sample yet keeps its default estimate (the spanning attempt is not a 0 ms sample)', async () => {
+    let t = 1_000;
+    const clock: Clock = { now: () => t, setTimer: () => () => {} };
+    const balancer = new Balancer<string>({
+      shards: [{ id: 'a', target: 'a' }],
+      clock,
+      random: seededRandom(1),
+    });
+    const before = balancer.shards[0]!.rttMs;
+    expect(before).toBe(30); // defaultRttMs: no sample yet
+    const latencies: number[] = [];
+    balancer.on('success', ({ latencyMs }) => latencies.push(latencyMs));
+    await balancer.run(async () => {
+      t = 500; // the system clock steps back during the attempt
+    });
+    expect(latencies).toEqual([0]);
+    expect(balancer.shards[0]!.rttMs).toBe(before);
   });
 });
