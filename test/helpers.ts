@@ -154,3 +154,12 @@ export function makeBalancer(
   });
   return { clock, balancer };
 }
+
+/** What `promise` settles with: its value, or the error it rejected with. */
+export async function outcome(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    return await promise;
+  } catch (error) {
+    return error;
+  }
+}

@@ -65,8 +65,9 @@ export function statusError(
 /**
  * Marks a transport error for the retry classifier: `notSent: true` where its code proves the
  * request never reached the shard (so even a non-idempotent run may go elsewhere), and
- * `retryable: false` for an invalid request (undici's `UND_ERR_INVALID_ARG`: every shard would
- * refuse it). Returns the same error.
+ * `retryable: false` for an invalid request (undici's `UND_ERR_INVALID_ARG`, or a body that
+ * does not match the caller's own `content-length`: every shard would refuse it, and it is no
+ * fault of the shard's). Returns the same error.
  */
 export function annotateTransportError(error: unknown): unknown {
   if (typeof error !== 'object' || error === null || !Object.isExtensible(error)) return error;
@@ -78,7 +79,7 @@ export function annotateTransportError(error: unknown): unknown {
     Object.defineProperty(error, 'notSent', { value: true, enumerable: true, configurable: true });
   }
   if (
-    code === 'UND_ERR_INVALID_ARG' &&
+    (code === 'UND_ERR_INVALID_ARG' || code === 'UND_ERR_REQ_CONTENT_LENGTH_MISMATCH') &&
     (error as { retryable?: unknown }).retryable === undefined
   ) {
     Object.defineProperty(error, 'retryable', {

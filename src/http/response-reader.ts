@@ -10,7 +10,9 @@
  * is judged once the body is complete.
  *
  * It keeps the request API's guarantees: a body past `bodyLimitBytes` (declared, or counted as it
- * arrives) aborts the request, which destroys its connection instead of reading the rest; an
+ * arrives) aborts the request, which destroys its connection instead of reading the rest — but
+ * an error status still means what it says (a 502 with a big page is a 502, a 429 push-back),
+ * judged on the first bytes its excerpt needs, which are all it keeps of an error body; an
  * abort before the request reached a connection is applied as soon as it does; every listener
  * is removed when the request is over.
  */
@@ -20,7 +22,7 @@ import type { RunContext } from '../run.js';
 import { streamConsumed } from '../transport/body.js';
 import type { ShardState } from '../types.js';
 import { annotateTransportError, type ExchangeInfo, statusError } from './classify.js';
-import { BodyTooLargeError } from './errors.js';
+import { BodyTooLargeError, EXCERPT_BYTES } from './errors.js';
 import type { Exchange } from './exchange.js';
 import { feedLoadMetrics, LOAD_METRICS_HEADER, parseLoadMetrics } from './load-metrics.js';
 import { feedReportedLoad, parseLoadHeader } from './reported-load.js';
@@ -28,6 +30,9 @@ import { Response } from './response.js';
 import type { HttpResponse, HttpTarget } from './types.js';
 
 type Headers = Record<string, string | string[] | undefined>;
+
+/** What is kept of an error body: its excerpt, with room for a secret the excerpt cut would split. */
+const ERROR_KEEP_BYTES = EXCERPT_BYTES + 64 * 1024;
 
 /** undici's own header parser, so headers read exactly as its request API gives them. */
 const { parseHeaders } = undiciUtil;
@@ -118,8 +123,10 @@ class ResponseReader implements Dispatcher.DispatchHandler {
     const headers = parseHeaders(rawHeaders) as Headers;
     this.#statusCode = statusCode;
     this.#headers = headers;
-    // A HEAD answer declares the length of a body it does not send.
+    // A HEAD answer declares the length of a body it does not send; an error's length is judged
+    // as it comes (its status is its meaning, its body only an excerpt).
     if (
+      statusCode < 400 &&
       Number(headers['content-length']) > this.#settings.bodyLimitBytes &&
       this.#exchange.method !== 'HEAD'
     ) {
@@ -132,6 +139,7 @@ class ResponseReader implements Dispatcher.DispatchHandler {
   onData(chunk: Buffer): boolean {
     const size = this.#size + chunk.length;
     this.#size = size;
+    if (this.#statusCode >= 400) return this.#errorData(chunk, size);
     if (size > this.#settings.bodyLimitBytes) {
       this.#tooLarge();
       return false;
@@ -169,7 +177,7 @@ class ResponseReader implements Dispatcher.DispatchHandler {
         ? Buffer.alloc(0)
         : more === undefined
           ? first
-          : Buffer.concat([first, ...more], this.#size);
+          : Buffer.concat([first, ...more], this.#statusCode >= 400 ? undefined : this.#size);
     const settings = this.#settings;
     const shard = this.#shard;
     if (settings.loadHeader !== undefined) {
@@ -191,6 +199,34 @@ class ResponseReader implements Dispatcher.DispatchHandler {
       secrets: ex.secrets,
       streamSent: streamConsumed(ex.body),
     })!;
+  }
+
+  /**
+   * A chunk of an error body: kept while the excerpt needs it; past `bodyLimitBytes`, the reading
+   * stops (undici closes the connection) and the status is judged on what was kept.
+   */
+  #errorData(chunk: Buffer, size: number): boolean {
+    const before = size - chunk.length;
+    if (before < ERROR_KEEP_BYTES) {
+      const part = size > ERROR_KEEP_BYTES ? chunk.subarray(0, ERROR_KEEP_BYTES - before) : chunk;
+      if (this.#first === undefined) this.#first = part;
+      else if (this.#more === undefined) this.#more = [part];
+      else this.#more.push(part);
+    }
+    if (size <= this.#settings.bodyLimitBytes) return true;
+    this.onComplete();
+    this.#abort?.(
+      new BodyTooLargeError(
+        {
+          statusCode: this.#statusCode,
+          shardId: this.#shard.id,
+          method: this.#exchange.method,
+          path: this.#exchange.path,
+        },
+        this.#settings.bodyLimitBytes,
+      ),
+    );
+    return false;
   }
 
   /** The body outgrew the limit: stop reading (undici closes the connection) and fail. */
