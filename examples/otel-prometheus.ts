@@ -4,6 +4,7 @@
  * OpenTelemetry SDK, and `@opentelemetry/exporter-prometheus` serves them on 127.0.0.1.
  *
  *   npx tsx examples/otel-prometheus.ts          # then: curl http://127.0.0.1:9464/metrics
+ *   PORT=9465 npx tsx examples/otel-prometheus.ts   # another port
  *
  * The shards here are three in-process stand-ins (a is fast, b slower, c fails one call in ten),
  * so the example needs nothing else running; a real loader would `run` its uploads instead.
@@ -71,7 +72,15 @@ export async function main(options: OtelExampleOptions = {}) {
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const example = await main();
+  const example = await main(
+    process.env.PORT === undefined ? {} : { port: Number(process.env.PORT) },
+  );
   console.log(`metrics at ${example.url} (Ctrl-C to stop)`);
-  process.once('SIGINT', () => void example.close());
+  // The exporter's server does not keep the process alive by itself (it is unref'd): this does,
+  // until Ctrl-C.
+  const alive = setInterval(() => {}, 60_000);
+  process.once('SIGINT', () => {
+    clearInterval(alive);
+    void example.close();
+  });
 }

@@ -43,7 +43,7 @@ export function parseFlags(
     else if (flag.type === 'list') out[name] = raw.split(',').filter((s) => s !== '');
     else {
       const value = Number(raw);
-      const ok = flag.type === 'int' ? Number.isInteger(value) : Number.isFinite(value);
+      const ok = flag.type === 'int' ? Number.isSafeInteger(value) : Number.isFinite(value);
       const low = flag.min !== undefined && value < flag.min;
       const high = flag.max !== undefined && value > flag.max;
       if (!ok || low || high) {

@@ -67,7 +67,9 @@ export async function batchPass(
   const started = systemClock.now();
   const label = `${name} batched`;
   const progress = new Progress(o.out, { picker: label, total, tty: o.tty, startMs: started });
-  const perShard = () => http.stats().shards.map((s) => s.requests * o.batchSize);
+  // Records written per shard, as the ingestion counts them (partial batches and re-sends too).
+  const perShard = (written: Record<string, number>) =>
+    origins.map((_, i) => written[`shard-${i}`] ?? 0);
   const failedIds = new Set<number>();
   const summary = await http.ingest(records(), {
     path: '/ingest',
@@ -84,7 +86,7 @@ export async function batchPass(
         inFlight: p.inFlight,
         queued: p.queued,
         retries: p.retries,
-        perShard: perShard(),
+        perShard: perShard(p.perShard),
       }));
     },
   });
@@ -96,7 +98,7 @@ export async function batchPass(
     inFlight,
     queued,
     retries: summary.retries,
-    perShard: perShard(),
+    perShard: perShard(summary.perShard),
   });
   await http.close();
   const collected = await shards.ask({ cmd: 'collect' });

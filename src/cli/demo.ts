@@ -25,9 +25,10 @@ the same misbehaviour, beside the one-record-per-run rate.
   --records N         records per picker (default 100000, at most 10000000)
   --shards N          shards (default 8, from 3 to 100)
   --picker LIST       pickers, comma separated (default round-robin,p2c,peak-ewma)
-  --concurrency N     requests in flight at most (default 64)
-  --batch-records N   records of the batched pass (default 10 × --records; 0 skips it)
-  --batch-size N      records per batch (default 500)
+  --concurrency N     requests in flight at most (default 64, at most 10000)
+  --batch-records N   records of the batched pass (default 10 × --records, at most 10000000;
+                      0 skips it)
+  --batch-size N      records per batch (default 500, at most 100000)
   --help              this text
 
 Pickers:
@@ -42,9 +43,9 @@ export async function demo(
     records: { type: 'int', min: 1, max: 10_000_000 },
     shards: { type: 'int', min: 3, max: 100 },
     picker: { type: 'list' },
-    concurrency: { type: 'int', min: 1 },
-    'batch-records': { type: 'int', min: 0 },
-    'batch-size': { type: 'int', min: 1 },
+    concurrency: { type: 'int', min: 1, max: 10_000 },
+    'batch-records': { type: 'int', min: 0, max: 10_000_000 },
+    'batch-size': { type: 'int', min: 1, max: 100_000 },
     help: { type: 'bool' },
   });
   if (flags.help === true) {
@@ -54,14 +55,16 @@ export async function demo(
   const records = (flags.records as number | undefined) ?? 100_000;
   const shardCount = (flags.shards as number | undefined) ?? 8;
   const concurrency = (flags.concurrency as number | undefined) ?? 64;
-  const batchRecords = (flags['batch-records'] as number | undefined) ?? 10 * records;
+  const batchRecords =
+    (flags['batch-records'] as number | undefined) ?? Math.min(10 * records, 10_000_000);
   const batchSize = (flags['batch-size'] as number | undefined) ?? 500;
   const names = (flags.picker as string[] | undefined) ?? ['round-robin', 'p2c', 'peak-ewma'];
   if (names.length === 0) throw new UsageError('--picker needs at least one name');
   const factories = names.map((name) => [name, pickerFactory(name)] as const);
   const tty = (out as NodeJS.WriteStream).isTTY === true;
   const slowIndex = 2 % shardCount;
-  const failIndex = 5 % shardCount;
+  // Two shards misbehave, each its own way (with 3 shards, 5 % 3 would be the slow one again).
+  const failIndex = 5 % shardCount === slowIndex ? (slowIndex + 1) % shardCount : 5 % shardCount;
 
   out.write(
     `shardwise demo: ${records.toLocaleString('en')} records × ${names.length} picker(s), ${shardCount} shards on 127.0.0.1\n` +

@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 /**
- * The `shardwise` command: `demo`, `simulate`. Bad flags and bad scenario files print a message
- * and exit with code 2.
+ * The `shardwise` command: `demo`, `simulate`. Bad flags, bad scenario files and options the
+ * balancer refuses print a message and exit with code 2; a system error (a file that cannot be
+ * written) prints its message and exits with 1. Only a bug prints a stack.
  */
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { isShardwiseError } from '../errors.js';
 import { UsageError } from './args.js';
 import { DEMO_HELP, demo } from './demo.js';
 import { pickerList } from './pickers.js';
@@ -37,15 +39,20 @@ export async function main(
     if (command === 'simulate') return await simulateCommand(rest, out);
     throw new UsageError(`unknown command "${command}"\n\n${HELP}`);
   } catch (error) {
-    if (error instanceof UsageError) {
-      err.write(`shardwise: ${error.message}\n`);
+    if (error instanceof UsageError || isShardwiseError(error, 'SHARDWISE_CONFIG')) {
+      err.write(`shardwise: ${(error as Error).message}\n`);
       if (command === 'demo') err.write(`\n${DEMO_HELP}\n`);
       if (command === 'simulate') err.write(`\n${SIMULATE_HELP}\n`);
       return 2;
     }
-    err.write(
-      `shardwise: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    );
+    const system = typeof (error as { code?: unknown } | null)?.code === 'string';
+    const text =
+      error instanceof Error
+        ? system
+          ? error.message
+          : (error.stack ?? error.message)
+        : String(error);
+    err.write(`shardwise: ${text}\n`);
     return 1;
   }
 }

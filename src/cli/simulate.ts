@@ -3,7 +3,8 @@
  * on stdout, and an SVG (or HTML) report with a latency CDF per picker and each picker's
  * per-shard in-flight over time.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { isShardwiseError } from '../errors.js';
 import {
   constant,
@@ -34,7 +35,8 @@ numbers) through the real Balancer, prints a table, and with --out writes plots.
   --load X            offered load as a fraction of the fleet's capacity (default 0.6)
   --requests N        runs per picker (default 20000, at most 10000000)
   --seed N            seed (default 1)
-  --scenario FILE     a JSON scenario instead of the fleet flags (see below)
+  --scenario FILE     a JSON scenario instead of the fleet flags (see below); --picker,
+                      --requests and --seed, when given, override its own
   --out FILE          write a report: .svg, or .html (the SVG inside a page)
   --help              this text
 
@@ -46,6 +48,19 @@ Scenario file: { "shards": [{ "id": "a", "latency": 10 | { "type": "exponential"
 "arrivals": { "rate": 500 } | absent, "concurrency": 64, "requests": 20000, "seed": 1,
 "pickers": ["p2c"], "balancerOptions": { "timeoutMs": 1000 } }. Latency types: constant (ms),
 exponential (mean), lognormal (median, sigma), pareto (scale, alpha).`;
+
+const SCENARIO_KEYS = [
+  'shards',
+  'arrivals',
+  'concurrency',
+  'requests',
+  'seed',
+  'pickers',
+  'balancerOptions',
+];
+
+/** The fleet flags, which a scenario file replaces. */
+const FLEET_FLAGS = ['shards', 'latency', 'capacity', 'slow', 'slow-factor', 'load'];
 
 interface Scenario {
   shards: SimShardSpec[];
@@ -98,6 +113,11 @@ function loadScenario(file: string): Scenario {
   const s = data as Scenario & { shards: (SimShardSpec & { latency: unknown })[] };
   // What this reads itself must be checked here: simulate() checks the rest, by field name.
   const where = `scenario "${file}"`;
+  for (const key of Object.keys(s)) {
+    if (!SCENARIO_KEYS.includes(key)) {
+      throw new UsageError(`${where}: unknown field "${key}" (known: ${SCENARIO_KEYS.join(', ')})`);
+    }
+  }
   s.shards.forEach((shard, i) => {
     if (!isObject(shard)) throw new UsageError(`${where}: shards[${i}] must be an object`);
     const schedule = (shard as { schedule?: unknown }).schedule;
@@ -167,7 +187,7 @@ export async function simulateCommand(argv: string[], out: NodeJS.WritableStream
   const flags = parseFlags(argv, {
     picker: { type: 'list' },
     shards: { type: 'int', min: 1, max: 10_000 },
-    latency: { type: 'number', min: 0 },
+    latency: { type: 'number', min: 0.001 },
     capacity: { type: 'int', min: 1 },
     slow: { type: 'int', min: 0 },
     'slow-factor': { type: 'number', min: 1 },
@@ -186,16 +206,28 @@ export async function simulateCommand(argv: string[], out: NodeJS.WritableStream
   if (outFile !== undefined && !/\.(svg|html?)$/i.test(outFile)) {
     throw new UsageError(`--out must name a .svg or .html file, got "${outFile}"`);
   }
+  if (outFile !== undefined) checkWritable(outFile);
+  const fromFile = typeof flags.scenario === 'string';
+  const bad = fromFile ? 'bad scenario' : 'bad flags';
+  if (fromFile) {
+    const fleet = FLEET_FLAGS.filter((name) => flags[name] !== undefined);
+    if (fleet.length > 0) {
+      throw new UsageError(
+        `${fleet.map((name) => `--${name}`).join(', ')}: the scenario file describes the fleet`,
+      );
+    }
+  }
   let scenario: Scenario;
   try {
-    scenario =
-      typeof flags.scenario === 'string' ? loadScenario(flags.scenario) : fleetFromFlags(flags);
+    scenario = fromFile ? loadScenario(flags.scenario as string) : fleetFromFlags(flags);
   } catch (error) {
     if (isShardwiseError(error, 'SHARDWISE_CONFIG')) {
-      throw new UsageError(`bad scenario: ${(error as Error).message}`);
+      throw new UsageError(`${bad}: ${(error as Error).message}`);
     }
     throw error;
   }
+  if (flags.requests !== undefined) scenario.requests = flags.requests as number;
+  if (flags.seed !== undefined) scenario.seed = flags.seed as number;
   const names = (flags.picker as string[] | undefined) ??
     scenario.pickers ?? ['round-robin', 'p2c', 'peak-ewma'];
   if (names.length === 0) throw new UsageError('--picker needs at least one name');
@@ -217,7 +249,7 @@ export async function simulateCommand(argv: string[], out: NodeJS.WritableStream
       results.push([name, await simulate(options)]);
     } catch (error) {
       if (isShardwiseError(error, 'SHARDWISE_CONFIG'))
-        throw new UsageError(`bad scenario: ${(error as Error).message}`);
+        throw new UsageError(`${bad}: ${(error as Error).message}`);
       throw error;
     }
   }
@@ -242,7 +274,11 @@ export async function simulateCommand(argv: string[], out: NodeJS.WritableStream
     const body = /\.html?$/i.test(outFile)
       ? `<!doctype html>\n<html><head><meta charset="utf-8"><title>shardwise simulate</title></head><body>\n${svg.replace(/^<\?xml[^>]*>\n/, '')}</body></html>\n`
       : svg;
-    writeFileSync(outFile, body);
+    try {
+      writeFileSync(outFile, body);
+    } catch (error) {
+      throw new UsageError(`--out: cannot write "${outFile}": ${(error as Error).message}`);
+    }
     out.write(`report written to ${outFile}\n`);
   }
   return 0;
@@ -285,4 +321,14 @@ export function report(results: [string, SimulationResult][]): string {
 
 function isObject(value: unknown): value is object {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Fails before the simulation when `--out` names a file in a folder that cannot be written. */
+function checkWritable(file: string): void {
+  const dir = dirname(resolve(file));
+  try {
+    accessSync(dir, constants.W_OK);
+  } catch (error) {
+    throw new UsageError(`--out: cannot write into "${dir}": ${(error as Error).message}`);
+  }
 }

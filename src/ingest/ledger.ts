@@ -161,6 +161,7 @@ export class Ledger<Rec> {
         queued,
         inFlight,
         elapsedMs: now - this.#startedMs,
+        perShard: { ...s.perShard },
       });
     } catch (thrown) {
       this.callbackError ??= { error: thrown };

@@ -189,6 +189,8 @@ export interface IngestProgress {
   queued: number;
   inFlight: number;
   elapsedMs: number;
+  /** Records written so far by shard id (a copy). */
+  perShard: Record<string, number>;
 }
 
 /** A record that was not written, and why. */

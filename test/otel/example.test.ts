@@ -1,6 +1,8 @@
 /** examples/otel-prometheus.ts, run briefly and scraped once over real HTTP on 127.0.0.1. */
+import { spawn } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../examples/otel-prometheus.js';
 
@@ -58,4 +60,42 @@ describe('examples/otel-prometheus', () => {
       await example.close();
     }
   });
+
+  it('run as the README says, it keeps serving the URL it printed until Ctrl-C, then exits', async () => {
+    const root = fileURLToPath(new URL('../../', import.meta.url));
+    const port = await freePort();
+    const child = spawn(
+      process.execPath,
+      [`${root}node_modules/tsx/dist/cli.mjs`, 'examples/otel-prometheus.ts'],
+      { cwd: root, env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    let exited: number | null | undefined;
+    const closed = new Promise<void>((resolve) =>
+      child.on('close', (code) => {
+        exited = code;
+        resolve();
+      }),
+    );
+    const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    try {
+      // Bounded: 45 s for tsx to start and the 2 000 runs to settle on a busy machine.
+      for (let i = 0; i < 900 && !out.includes('Ctrl-C') && exited === undefined; i++)
+        await wait(50);
+      expect(out).toContain(`metrics at http://127.0.0.1:${port}/metrics (Ctrl-C to stop)`);
+      await wait(300); // a user reads the line, then scrapes (it had exited by now, before)
+      expect(exited).toBeUndefined();
+      expect(await scrape(`http://127.0.0.1:${port}/metrics`)).toContain(
+        'shardwise_attempts_total',
+      );
+      child.kill('SIGINT');
+      await Promise.race([closed, wait(10_000)]);
+      expect(exited).toBe(0);
+    } finally {
+      if (exited === undefined) child.kill('SIGKILL');
+    }
+  }, 60_000);
 });

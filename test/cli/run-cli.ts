@@ -1,0 +1,57 @@
+/**
+ * Runs the `shardwise` command the way `npm run demo` / `npm run simulate` do (tsx on the
+ * sources), or any script under tsx, in its own process group with a bounded timeout: on timeout
+ * the whole group (the command and the demo's shard process) is killed and `timedOut` is set.
+ */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const TSX = fileURLToPath(new URL('../../node_modules/tsx/dist/cli.mjs', import.meta.url));
+
+export interface Ran {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  out: string;
+  err: string;
+  timedOut: boolean;
+}
+
+export function runScript(args: string[], timeoutMs: number): Promise<Ran> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [TSX, ...args], {
+      cwd: ROOT,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NO_COLOR: '1' },
+    });
+    let out = '';
+    let err = '';
+    let timedOut = false;
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      err += d.toString();
+    });
+    const timer = setTimeout(() => {
+      timedOut = true;
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {}
+    }, timeoutMs);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, out, err, timedOut });
+    });
+  });
+}
+
+export function cli(args: string[], timeoutMs = 60_000): Promise<Ran> {
+  return runScript(['src/cli/main.ts', ...args], timeoutMs);
+}
+
+/** Lines of a stack trace (`    at f (file:1:2)`). */
+export function stackFrames(text: string): string[] {
+  return text.split('\n').filter((line) => /^\s+at\s/.test(line));
+}
