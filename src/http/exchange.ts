@@ -98,7 +98,7 @@ export function exchangeOf(
       : (COMMON_METHODS.get(request.method) ?? checkMethod(request.method).toUpperCase());
   const path = request.path === undefined ? '/' : checkPath(request.path);
   if (request.headers !== undefined) checkHeaders(request.headers);
-  const body = replayable(request.body);
+  const body = replayable(request.body, 'request.body');
   if (body === undefined) {
     throw new ConfigError(
       'request.body',

@@ -15,6 +15,8 @@ import { checkKnownKeys, checkObject, nonNegativeInt, positiveInt } from '../val
 import {
   type AttemptBody,
   attemptBody,
+  bodyFailure,
+  nextUnless,
   type Part,
   type PreparedBody,
   partsOf,
@@ -28,6 +30,7 @@ import { S3Error } from './errors.js';
 import { type S3IngestOptions, type S3RecordOptions, s3Ingest, s3WriteStream } from './ingest.js';
 import { multipartUpload, type S3Upkeep } from './multipart.js';
 import {
+  checkKeyPath,
   checkMetadata,
   checkPartSize,
   type ResolvedS3Options,
@@ -340,9 +343,20 @@ export class S3Balancer extends Balancer<S3Target, S3TargetSpec | ShardSpec<S3Ta
     const key = prefix + job.key;
     const body: AttemptBody = attemptBody(`${job.field}.body`, job.body);
     const parts = limitParts(partsOf(body, job.partSizeBytes), job.partSizeBytes);
-    // Read up to two parts: a body that fits in one is a single PutObject.
-    const first = await parts.next();
-    const second = first.done ? first : await parts.next();
+    const release = () => {
+      if (!(body instanceof Uint8Array)) body.destroy();
+    };
+    // Read up to two parts: a body that fits in one is a single PutObject. A body that stalls
+    // is let go when the attempt ends; one that fails is the caller's, not the target's.
+    let first: IteratorResult<Part>;
+    let second: IteratorResult<Part>;
+    try {
+      first = await nextUnless(parts, ctx.signal);
+      second = first.done ? first : await nextUnless(parts, ctx.signal);
+    } catch (error) {
+      release();
+      throw ctx.signal.aborted && error === ctx.signal.reason ? error : bodyFailure(error);
+    }
     if (second.done) {
       const only = first.done ? new Uint8Array(0) : first.value.body;
       try {
@@ -378,6 +392,7 @@ export class S3Balancer extends Balancer<S3Target, S3TargetSpec | ShardSpec<S3Ta
       contentType: job.contentType,
       metadata: job.metadata,
       parts: prepend([first.value!, second.value], parts),
+      release,
       concurrency: job.partConcurrency,
       signal: ctx.signal,
       classify: async (error, operation) =>
@@ -411,6 +426,7 @@ function objectJob(field: string, request: S3PutRequest | S3UploadRequest): Obje
   if (typeof request.key !== 'string' || request.key === '') {
     throw new ConfigError(`${field}.key`, 'must be a non-empty string', request.key);
   }
+  checkKeyPath(`${field}.key`, request.key);
   if (request.body === undefined || request.body === null) {
     throw new ConfigError(`${field}.body`, 'is required', request.body, { given: false });
   }

@@ -12,7 +12,7 @@ export type AttemptBody = Uint8Array | Readable;
 
 /** Sorts a body into its kind, or throws a `ConfigError` naming `field`. An object needs a body. */
 export function prepareBody(field: string, body: S3Body): PreparedBody {
-  const prepared = body === null ? undefined : replayable(body);
+  const prepared = body === null ? undefined : replayable(body, field);
   if (prepared === undefined) throw invalid(field, body);
   if (typeof prepared.value === 'string') prepared.value = Buffer.from(prepared.value, 'utf8');
   return prepared;
@@ -32,6 +32,48 @@ function invalid(field: string, value: unknown): ConfigError {
     'must be a string, a Uint8Array, a Readable, an async iterable, or a function returning one',
     value,
   );
+}
+
+/**
+ * `iterator.next()`, or a rejection with `signal`'s reason once it aborts: a body that stalls
+ * (a source that hung) cannot hold an attempt, its upload or `close()` past the attempt's end.
+ */
+export function nextUnless<T>(
+  iterator: AsyncIterator<T>,
+  signal: AbortSignal,
+): Promise<IteratorResult<T>> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    iterator.next().then(
+      (result) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(result);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/**
+ * An error of the caller's body (a stream that failed, a disk read): marked `retryable: false`,
+ * so no target is charged with it nor retried for it — S3 answered every call it got.
+ */
+export function bodyFailure(error: unknown): unknown {
+  if (typeof error === 'object' && error !== null && Object.isExtensible(error)) {
+    if ((error as { retryable?: unknown }).retryable === undefined) {
+      Object.defineProperty(error, 'retryable', {
+        value: false,
+        enumerable: true,
+        configurable: true,
+      });
+    }
+  }
+  return error;
 }
 
 /** One part of a multipart upload. */

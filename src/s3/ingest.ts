@@ -37,7 +37,7 @@ import { partsOf } from './body.js';
 import { withCallSignal } from './call-signal.js';
 import { classifyS3Error, credentialSecrets, type S3CallInfo } from './classify.js';
 import { multipartUpload, type S3Upkeep } from './multipart.js';
-import { checkMetadata, checkPartSize, S3_DEFAULTS } from './options.js';
+import { checkKeyPath, checkMetadata, checkPartSize, S3_DEFAULTS } from './options.js';
 import type { S3Target } from './types.js';
 
 const MiB = 1024 * 1024;
@@ -241,6 +241,7 @@ async function putBatch(
       contentType: s.contentType,
       metadata: s.metadata,
       parts: partsOf(body, s.partSize),
+      release: noop,
       concurrency: s.partConcurrency,
       signal: ctx.signal,
       classify: async (error, operation) =>
@@ -287,9 +288,12 @@ function nameOf(
   if (typeof name !== 'string' || name === '') {
     throw new ConfigError(`${field}.objectKey`, 'must return a non-empty string', name);
   }
+  checkKeyPath(`${field}.objectKey`, name);
   return name;
 }
 
 function bytesOf(body: string | Uint8Array): Uint8Array {
   return typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
 }
+
+function noop(): void {}

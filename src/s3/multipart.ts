@@ -6,7 +6,7 @@ import {
   type S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
-import type { Part } from './body.js';
+import { bodyFailure, nextUnless, type Part } from './body.js';
 
 /** One multipart upload on one target. */
 export interface MultipartJob {
@@ -17,6 +17,8 @@ export interface MultipartJob {
   metadata: Record<string, string> | undefined;
   /** The parts, numbered from 1, in order. Pulled by up to `concurrency` senders at once. */
   parts: AsyncIterator<Part>;
+  /** Lets go of the body (destroys a stream): a read it blocks in then ends. */
+  release: () => void;
   concurrency: number;
   /** The attempt's signal: aborts every part in flight. */
   signal: AbortSignal;
@@ -94,10 +96,11 @@ async function upload(job: MultipartJob): Promise<{ etag: string; parts: number 
     while (failure === undefined) {
       let next: IteratorResult<Part>;
       try {
-        next = await job.parts.next();
+        next = await nextUnless(job.parts, signal);
       } catch (error) {
-        // The body itself failed (a stream error, too many parts): not the target's doing.
-        fail(error);
+        // The attempt ended while the body stalled, or the body itself failed (a stream error,
+        // too many parts): not the target's doing.
+        fail(signal.aborted && error === signal.reason ? error : bodyFailure(error));
         return;
       }
       if (next.done || failure !== undefined) return;
@@ -124,8 +127,9 @@ async function upload(job: MultipartJob): Promise<{ etag: string; parts: number 
   const fail = (error: unknown): void => {
     if (failure !== undefined) return;
     failure = { error };
-    // Parts in flight stop; a stream body is released (its iterator destroys it).
+    // Parts in flight stop; a stream body is released (destroyed: a read blocked in it ends).
     stop.abort();
+    job.release();
     job.parts.return?.().catch(noop);
   };
 

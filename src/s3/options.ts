@@ -212,9 +212,28 @@ function toTarget(
     if (typeof spec.prefix !== 'string') {
       throw new ConfigError(`${field}.prefix`, 'must be a string', spec.prefix);
     }
-    prefix = spec.prefix;
+    prefix = checkKeyPath(`${field}.prefix`, spec.prefix);
   }
   return Object.freeze({ client, bucket, prefix });
+}
+
+/** A `.` or `..` segment of a key's path (`a/../b`, `../x`, `./x`, `x/..`). */
+const DOT_SEGMENT = /(^|\/)\.\.?(\/|$)/;
+
+/**
+ * A key or prefix without `.` or `..` path segments: a server or proxy that normalises the path
+ * would store `tenant-1/../../bucket-b/x` in another bucket than the target's (S3 itself keeps
+ * such keys literally, and AWS advises against them). Returns it.
+ */
+export function checkKeyPath(field: string, key: string): string {
+  if (DOT_SEGMENT.test(key)) {
+    throw new ConfigError(
+      field,
+      'must not hold a "." or ".." path segment: a server that normalises paths would store it outside the target',
+      key,
+    );
+  }
+  return key;
 }
 
 function checkBucket(field: string, value: unknown): string {

@@ -24,15 +24,28 @@ export interface Replayable {
   bytes: number | undefined;
 }
 
-/** Sorts a body into its kind; undefined when it is none of the accepted kinds. */
-export function replayable(body: unknown): Replayable | undefined {
+/**
+ * Sorts a body into its kind; undefined when it is none of the accepted kinds. A stream already
+ * read (or ended, or destroyed) before the call is a `ConfigError` naming `field`: sent as it is,
+ * it would store an empty or truncated object and report success.
+ */
+export function replayable(body: unknown, field = 'body'): Replayable | undefined {
   if (body === undefined || body === null) return sorted(null, undefined, undefined, 0);
   if (typeof body === 'string') return sorted(body, undefined, undefined, Buffer.byteLength(body));
   if (body instanceof Uint8Array) return sorted(body, undefined, undefined, body.byteLength);
   if (typeof body === 'function')
     return sorted(undefined, body as () => unknown, undefined, undefined);
   const stream = toStream(body);
-  return stream === undefined ? undefined : sorted(undefined, undefined, stream, undefined);
+  if (stream === undefined) return undefined;
+  if (!untouched(stream)) {
+    throw new ConfigError(
+      field,
+      'is a stream that was already read, ended or destroyed: pass a fresh one (or a function returning one)',
+      undefined,
+      { given: false },
+    );
+  }
+  return sorted(undefined, undefined, stream, undefined);
 }
 
 /**

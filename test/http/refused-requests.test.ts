@@ -9,6 +9,7 @@
  * `connectionsPerShard` such requests the pool has no client left, and every later request waits
  * in its queue forever.
  */
+import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHttpBalancer } from '../../src/http/index.js';
 import { ConfigError } from '../../src/index.js';
@@ -116,5 +117,21 @@ describe('requests undici refuses at dispatch', () => {
     expect(stats.retries).toBe(0);
     expect(stats.failed).toBe(4);
     expect(stats.shards.map((s) => s.ejections)).toEqual([0, 0]);
+  });
+
+  it('a stream already read before the call is refused, not sent as an empty body', async () => {
+    const s = await startServer((_req, res) => res.end('ok'));
+    cleanup.push(s.close);
+    const http = createHttpBalancer({ origins: [s.origin] });
+    cleanup.push(() => http.close({ drain: false }).catch(() => {}));
+    const body = Readable.from(['a', 'b']);
+    for await (const _chunk of body) {
+      // the caller's first use of the stream reads it to the end
+    }
+    const error = await outcome(http.request({ method: 'POST', path: '/r', body }));
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).field).toBe('request.body');
+    expect(s.requests).toBe(0);
+    expect(http.stats().refused).toBe(1);
   });
 });
