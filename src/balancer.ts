@@ -14,6 +14,7 @@ import {
   ingest,
   type RecordOptions,
 } from './ingest/index.js';
+import { ON_CLOSE } from './ingest/types.js';
 import { checkLoadReport, type LoadReportFigures } from './load/load-report.js';
 import { TickClock } from './load/tick.js';
 import { Membership, type MembershipHooks } from './membership.js';
@@ -78,6 +79,8 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
   /** The transports' release, once `close()` has drained or aborted every run. */
   #released: Promise<void> | undefined;
   #shardsView: { version: number; list: readonly ShardState<T>[] } | undefined;
+  /** Ingestions waiting on their source, told when `close()` is called. */
+  readonly #closeListeners = new Set<() => void>();
 
   constructor(options: BalancerOptions<T>, extension: BalancerExtension<T, S> = {}) {
     super();
@@ -283,14 +286,25 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
     }
     // Each call may abort what still runs (a second `close({ drain: false })` forces one that
     // drains); the transports' release is one, which every call waits for.
-    return this.#dispatcher
-      .close(drain, timeoutMs)
-      .then(() => (this.#released ??= this.#membership.close(drain)));
+    const closing = this.#dispatcher.close(drain, timeoutMs);
+    for (const listener of [...this.#closeListeners]) listener();
+    this.#closeListeners.clear();
+    return closing.then(() => (this.#released ??= this.#membership.close(drain)));
   }
 
   /** True once `close()` was called. */
   get closed(): boolean {
     return this.#dispatcher.closed;
+  }
+
+  /** For ingestions: calls `listener` once `close()` is called (at once if it was). */
+  [ON_CLOSE](listener: () => void): () => void {
+    if (this.closed) {
+      listener();
+      return () => {};
+    }
+    this.#closeListeners.add(listener);
+    return () => this.#closeListeners.delete(listener);
   }
 
   // ——— membership ———

@@ -171,10 +171,11 @@ export class BatchRunner<T, Rec> {
       this.#budget?.deposit(count - carried);
     }
     host.ledger.sent();
-    let result: BatchSendResult;
-    try {
-      result = await host.send(shard, batch, ctx);
-    } catch (error) {
+    // Every send is in the batch's log: one that threw, and one the balancer ended (a timeout,
+    // an abort) while it was still pending — it counts as an attempt all the same.
+    let logged = false;
+    const log = (error: unknown): void => {
+      logged = true;
       const record = {
         shardId: shard.id,
         error,
@@ -182,7 +183,16 @@ export class BatchRunner<T, Rec> {
       };
       if (batch.log === undefined) batch.log = [record];
       else batch.log.push(record);
+    };
+    const unlisten = ctx.onAbort(log);
+    let result: BatchSendResult;
+    try {
+      result = await host.send(shard, batch, ctx);
+    } catch (error) {
+      if (!logged) log(error);
       throw error;
+    } finally {
+      unlisten();
     }
     return { shardId: shard.id, attempt, failed: failuresOf(host.field, result, count) };
   }

@@ -105,7 +105,12 @@ export class BatchSink<T, Rec> implements Sink<Rec> {
       this.#batcher.flushAll();
       if (this.#runs.waiting > 0) continue;
       this.#room ??= deferredVoid();
-      await this.#room.promise;
+      this.#batcher.starved = true;
+      try {
+        await this.#room.promise;
+      } finally {
+        this.#batcher.starved = false;
+      }
     }
   }
 

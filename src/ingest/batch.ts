@@ -16,15 +16,22 @@ const AS_TEXT = Symbol('a string record, kept as its bytes');
 const AS_BYTES = Symbol('a Uint8Array record, kept as its bytes');
 const AS_JSON = Symbol('a record kept as its JSON bytes');
 
-/** A record, or in a batch that does not keep records, how to decode it from its bytes. */
+/**
+ * A record, or in a batch that does not keep records, how to decode it from its bytes. A string
+ * with a lone surrogate is kept as it is: its UTF-8 bytes hold U+FFFD in its place, so they would
+ * not give back the same text.
+ */
 function stand(record: unknown): unknown {
   if (record === AS_TEXT || record === AS_BYTES || record === AS_JSON) return record;
-  if (typeof record === 'string') return AS_TEXT;
+  if (typeof record === 'string') {
+    return (record as string & { isWellFormed(): boolean }).isWellFormed() ? AS_TEXT : record;
+  }
   return record instanceof Uint8Array ? AS_BYTES : AS_JSON;
 }
 
 /** A record back from the bytes it was sent as: the same text, a copy of the bytes, or JSON parsed. */
 function decode(stand: unknown, bytes: Uint8Array): unknown {
+  if (typeof stand === 'string') return stand; // kept whole (see `stand`)
   if (stand === AS_BYTES) return Buffer.from(bytes);
   const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
   return stand === AS_TEXT ? text : JSON.parse(text);

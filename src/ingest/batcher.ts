@@ -90,9 +90,15 @@ export class Batcher<Rec> {
     batch.push(record, size, key, carried);
     if (batch.count >= limits.maxRecords || batch.bytes >= limits.maxRecordBytes) {
       this.#close(batch);
-    } else if (this.#ending) this.#queueFlush();
+    } else if (this.#ending || this.starved) this.#queueFlush();
     return size;
   }
+
+  /**
+   * True while the source waits for room: what is placed meanwhile (retries, records moving home)
+   * is sent at once, as at the end — the source waits on those very records, not on a linger.
+   */
+  starved = false;
 
   /** Closes every open batch (the end of the source, or the held bound reached). */
   flushAll(): void {

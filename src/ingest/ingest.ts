@@ -10,7 +10,13 @@ import { IngestError, type IngestStop } from './errors.js';
 import { Ledger } from './ledger.js';
 import { checkRecordOptions, checkSource } from './options.js';
 import type { Sink } from './sink.js';
-import type { IngestExtras, IngestOptions, IngestSummary, RunnerLike } from './types.js';
+import {
+  type IngestExtras,
+  type IngestOptions,
+  type IngestSummary,
+  ON_CLOSE,
+  type RunnerLike,
+} from './types.js';
 import { callerSink } from './write-stream.js';
 
 /** The option names `ingest` adds to those of the write stream. */
@@ -78,13 +84,18 @@ export async function drive<T, Rec>(
   } catch (error) {
     stop = { kind: 'source', cause: error };
   }
-  const aborted = signal === undefined ? undefined : abortedPromise(signal);
-  while (iterator !== undefined && stop === undefined) {
-    if (signal?.aborted) stop = { kind: 'aborted', cause: signal.reason };
-    else if (runner.closed) stop = { kind: 'closed', cause: new BalancerClosedError() };
-    else if (ledger.callbackError !== undefined) {
-      stop = { kind: 'callback', cause: ledger.callbackError.error };
+  /** Why the ingestion must stop now, if it must: the signal, the balancer's close, a callback. */
+  const stopped = (): { kind: IngestStop; cause: unknown } | undefined => {
+    if (signal?.aborted) return { kind: 'aborted', cause: signal.reason };
+    if (runner.closed) return { kind: 'closed', cause: new BalancerClosedError() };
+    if (ledger.callbackError !== undefined) {
+      return { kind: 'callback', cause: ledger.callbackError.error };
     }
+    return undefined;
+  };
+  const interrupted = sync ? undefined : interruption(runner, ledger, signal);
+  while (iterator !== undefined && stop === undefined) {
+    stop = stopped();
     if (stop !== undefined) break;
     let next: IteratorResult<Rec>;
     let done: boolean;
@@ -93,19 +104,20 @@ export async function drive<T, Rec>(
       if (sync) next = (iterator as Iterator<Rec>).next();
       else {
         const pending = (iterator as AsyncIterator<Rec>).next();
-        next = await (aborted === undefined ? pending : Promise.race([pending, aborted.promise]));
-        if (next === ABORTED) {
-          // The abort came while the source was still producing: a record it yields later
-          // is taken and reported failed with the abort reason, never dropped.
+        next = await Promise.race([pending, interrupted!.promise]);
+        if (next === INTERRUPTED) {
+          // An abort, a close or a callback's throw came while the source was still producing:
+          // a record it yields later is taken and reported failed with that cause, never dropped.
+          const why = stopped()!;
           pending.then(
             (late) => {
               if (typeof late !== 'object' || late === null || late.done) return;
               ledger.take();
-              ledger.fail(late.value, signal!.reason);
+              ledger.fail(late.value, why.cause);
             },
             () => {},
           );
-          stop = { kind: 'aborted', cause: signal!.reason };
+          stop = why;
           break;
         }
       }
@@ -138,7 +150,7 @@ export async function drive<T, Rec>(
     const wait = sink.wait();
     if (wait !== undefined) await wait;
   }
-  aborted?.dispose();
+  interrupted?.dispose();
   if (!finished && iterator?.return !== undefined) {
     // Let the source release what it holds (a file, a cursor); its answer is not awaited past
     // a settled promise, and its failure does not hide why the ingestion stopped.
@@ -157,17 +169,31 @@ export async function drive<T, Rec>(
   return summary;
 }
 
-const ABORTED = { done: false, value: undefined } as IteratorResult<never>;
+const INTERRUPTED = { done: false, value: undefined } as IteratorResult<never>;
 
-/** A promise that resolves (with {@link ABORTED}) when `signal` aborts; `dispose` stops listening. */
-function abortedPromise(signal: AbortSignal): {
-  promise: Promise<IteratorResult<never>>;
-  dispose: () => void;
-} {
-  let listener: (() => void) | undefined;
+/**
+ * A promise that resolves (with {@link INTERRUPTED}) when `signal` aborts, the balancer closes or
+ * a callback throws — so a source with nothing to give (a queue consumer on an empty queue) does
+ * not hold the ingestion; `dispose` stops listening.
+ */
+function interruption<T, Rec>(
+  runner: RunnerLike<T>,
+  ledger: Ledger<Rec>,
+  signal: AbortSignal | undefined,
+): { promise: Promise<IteratorResult<never>>; dispose: () => void } {
+  let wake!: () => void;
   const promise = new Promise<IteratorResult<never>>((resolve) => {
-    listener = () => resolve(ABORTED);
-    signal.addEventListener('abort', listener, { once: true });
+    wake = () => resolve(INTERRUPTED);
   });
-  return { promise, dispose: () => signal.removeEventListener('abort', listener!) };
+  signal?.addEventListener('abort', wake, { once: true });
+  const unlisten = runner[ON_CLOSE]?.(wake);
+  ledger.onCallbackError = wake;
+  return {
+    promise,
+    dispose: () => {
+      signal?.removeEventListener('abort', wake);
+      unlisten?.();
+      ledger.onCallbackError = undefined;
+    },
+  };
 }

@@ -36,6 +36,8 @@ export class Ledger<Rec> {
   firstFailure: { record: Rec; error: unknown } | undefined;
   /** Called after records settle (the sinks wake producers waiting for room). */
   onSettle: (() => void) | undefined;
+  /** Called when a callback first throws (the ingestion stops reading). */
+  onCallbackError: (() => void) | undefined;
   readonly #host: LedgerHost;
   readonly #hooks: LedgerHooks<Rec>;
   readonly #startedMs: number;
@@ -99,7 +101,7 @@ export class Ledger<Rec> {
       try {
         onFailed(record, error);
       } catch (thrown) {
-        this.callbackError ??= { error: thrown };
+        this.#callbackThrew(thrown);
       }
     }
     this.#settled();
@@ -164,8 +166,14 @@ export class Ledger<Rec> {
         perShard: { ...s.perShard },
       });
     } catch (thrown) {
-      this.callbackError ??= { error: thrown };
+      this.#callbackThrew(thrown);
     }
+  }
+
+  #callbackThrew(thrown: unknown): void {
+    if (this.callbackError !== undefined) return;
+    this.callbackError = { error: thrown };
+    this.onCallbackError?.();
   }
 }
 

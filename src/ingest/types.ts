@@ -8,7 +8,12 @@ import type { RunContext } from '../run.js';
 import type { Clock, Key, Picker, RandomSource, ShardState } from '../types.js';
 
 /** What `ingest` and the write stream need of a balancer (narrow, so this folder imports no Balancer). */
+/** How an ingestion hears that its balancer closed (a symbol: not part of the Balancer's API). */
+export const ON_CLOSE: unique symbol = Symbol('shardwise.onClose');
+
 export interface RunnerLike<T> {
+  /** Calls `listener` once when `close()` is called; returns the means to stop listening. */
+  [ON_CLOSE]?(listener: () => void): () => void;
   readonly clock: Clock;
   readonly random: RandomSource;
   readonly picker: Picker;
