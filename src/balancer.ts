@@ -289,7 +289,11 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
     const closing = this.#dispatcher.close(drain, timeoutMs);
     for (const listener of [...this.#closeListeners]) listener();
     this.#closeListeners.clear();
-    return closing.then(() => (this.#released ??= this.#membership.close(drain)));
+    return closing.then(() => {
+      this.#candidates.stopSpillTimer();
+      this.#released ??= this.#membership.close(drain);
+      return this.#released;
+    });
   }
 
   /** True once `close()` was called. */
@@ -438,8 +442,9 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
       this.#dispatcher.unavailable(shard, 'ejected');
       if (this.listenerCount('eject') > 0)
         this.emit('eject', { shardId: shard.id, durationMs, ejections: shard.health.ejections });
-      // Panic ignores ejection: runs waiting for an ejected home (or any shard) may go now.
-      if (this.#candidates.panic) this.#dispatcher.wake();
+      // Panic ignores ejection — all over, or within a rule whose last healthy shard this was:
+      // runs waiting for an ejected home (or any shard) may go now.
+      this.#dispatcher.wake();
       return;
     }
     if (this.listenerCount('restore') > 0)

@@ -292,7 +292,7 @@ export class Dispatcher<T> {
       let run = lines.head(shard);
       run !== undefined &&
       this.#inFlight < this.#options.maxInFlight &&
-      this.#parts.router.canTake(shard, now);
+      this.#parts.router.canTake(shard, now, run.requirement);
       run = lines.head(shard)
     ) {
       lines.leave(run);

@@ -196,20 +196,27 @@ export class CandidateSet<T> {
       }
     }
     if (this.tiers === undefined) return this.#collect(run, -1, sparing, nowMs, true);
-    // A retry looks in every tier for a shard it has not tried before it goes back to one it did.
+    // A retry looks in every tier for a shard it has not tried before it goes back to one it did;
+    // a shard pushing back is offered only when no tier has another (push-back is load: its tier
+    // counts as saturated, so the run spills past it as past a busy tier).
     const untried = run.tried === undefined ? undefined : this.#tiered(run, sparing, nowMs, false);
-    return untried ?? this.#tiered(run, sparing, nowMs, true) ?? NONE;
+    if (untried !== undefined) return untried;
+    const any = this.#tiered(run, sparing, nowMs, true);
+    if (any !== undefined || !sparing) return any ?? NONE;
+    return this.#tiered(run, false, nowMs, true) ?? NONE;
   }
 
   /**
    * The first tier that can take `run` (`triedToo`: counting shards it tried), the list to wait
-   * on (`NONE`) while a saturated tier holds it, or undefined when no tier has a shard for it.
+   * on (`NONE`) while a saturated tier holds it — or, for a retry looking for an untried shard,
+   * while untried ones are only busy — or undefined when no tier has a shard for it.
    */
   #tiered(run: Run<T>, sparing: boolean, nowMs: number, triedToo: boolean) {
     const tiers = this.tiers!;
     let reason: RouteReason = 'preferred';
+    let busy = false;
     for (let t = 0; t <= tiers.length; t++) {
-      const out = this.#collect(run, t, sparing, nowMs, triedToo);
+      const out = this.#gather(run, t, sparing, nowMs, triedToo);
       if (out.length > 0) {
         run.tier = t;
         run.reason = reason;
@@ -221,6 +228,7 @@ export class CandidateSet<T> {
         reason = state === 'tried' ? 'spill:retry' : 'spill:unhealthy';
         continue;
       }
+      busy = true;
       const spillAt = run.queuedAtMs + this.#host.spillAfterMs;
       if (run.queued && this.#host.clock.now() >= spillAt) {
         reason = 'spill:saturated';
@@ -229,7 +237,25 @@ export class CandidateSet<T> {
       if (run.queued) this.#armSpillTimer(spillAt);
       return NONE;
     }
-    return triedToo ? NONE : undefined;
+    // An untried shard that is only busy is waited for rather than going back to a tried one.
+    return !triedToo && busy ? NONE : undefined;
+  }
+
+  /** True when no shard `rule` allows is healthy: ejection is ignored among them (panic within the rule). */
+  rulePanics(rule: CompiledRequirement | undefined): boolean {
+    if (rule === undefined || this.panic) return false;
+    const mask = this.#membersOf(rule).mask;
+    for (const shard of this.#host.membership.shards) {
+      if (shard.health.state !== 'ejected' && mask[shard.index] === 1) return false;
+    }
+    return true;
+  }
+
+  /** Stops the spill wake-up (the balancer closed and every run settled). */
+  stopSpillTimer(): void {
+    this.#cancelSpillTimer?.();
+    this.#cancelSpillTimer = undefined;
+    this.#spillTimerAt = Number.POSITIVE_INFINITY;
   }
 
   /** True when `shard` was one of `candidates`, the list `forRun` last returned. */
@@ -287,16 +313,7 @@ export class CandidateSet<T> {
     const rule = run.requirement;
     const epoch = ++this.#offerEpoch;
     const mask = rule === undefined ? undefined : this.#membersOf(rule).mask;
-    let ruledPanic = false;
-    if (mask !== undefined && !this.panic) {
-      ruledPanic = true;
-      for (const shard of shards) {
-        if (shard.health.state !== 'ejected' && mask[shard.index] === 1) {
-          ruledPanic = false;
-          break;
-        }
-      }
-    }
+    const ruledPanic = this.rulePanics(rule);
     // A retry goes to a shard it has not tried; when those are only busy it waits for one, and
     // only when none is left (or all are ejected) it may go back to one it tried.
     let untriedWaiting = false;

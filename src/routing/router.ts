@@ -75,8 +75,14 @@ export class Router<T> {
       const home = this.home(run, nowMs);
       if (home instanceof Error) return home;
       const keyed = run.keyed!;
+      // A home in a later tier than the run's is not a displacement: the run went where the
+      // tiers prefer (its reason says so), as any run would.
+      const tiered =
+        this.#host.candidates.tiers !== undefined && home !== undefined && home.tier > run.tier;
       keyed.displaced =
-        home !== undefined && home !== picked ? this.#displacement(run, home, nowMs) : undefined;
+        home !== undefined && home !== picked && !tiered
+          ? this.#displacement(run, home, nowMs)
+          : undefined;
       if (keyed.displaced !== undefined) run.reason = `displaced:${keyed.displaced}`;
     }
     return picked;
@@ -104,10 +110,14 @@ export class Router<T> {
     return this.#home(key, undefined, 0, nowMs);
   }
 
-  /** True when a strict keyed run may start on `shard` now (its home): not ejected, not pushing back, below its cap. */
-  canTake(shard: Shard<T>, nowMs: number): boolean {
+  /**
+   * True when a strict keyed run (with `rule`) may start on `shard` now (its home): not ejected
+   * (or in panic, or every shard its rule allows is ejected), not pushing back, below its cap.
+   */
+  canTake(shard: Shard<T>, nowMs: number, rule?: CompiledRequirement): boolean {
+    const candidates = this.#host.candidates;
     return (
-      (shard.health.state !== 'ejected' || this.#host.candidates.panic) &&
+      (shard.health.state !== 'ejected' || candidates.panic || candidates.rulePanics(rule)) &&
       !shard.pushedBackAt(nowMs) &&
       shard.hasRoom
     );
@@ -136,13 +146,13 @@ export class Router<T> {
         `no shard satisfies the run's rule (${run.requirement?.text}); it was sent nowhere`,
       );
     }
-    if (this.canTake(home, nowMs)) {
+    if (this.canTake(home, nowMs, run.requirement)) {
       if (this.#host.candidates.tiers !== undefined) run.tier = home.tier;
       return home;
     }
     run.keyed!.waitReason =
       home.health.state === 'ejected' && !this.#host.candidates.panic
-        ? 'ejected'
+        ? 'ejected' // (not in panic within its rule either: `canTake` said no)
         : home.pushedBackAt(nowMs)
           ? 'pushback'
           : 'capped';
