@@ -113,6 +113,17 @@ export class ConfigError extends TypeError {
   }
 }
 
+/**
+ * `error` as found under `field` (an option nested in another: `balancerOptions.retry`,
+ * `targets[0].client.maxSockets`), its expectation and what was given kept as they were said.
+ */
+export function renamedConfigError(error: ConfigError, field: string): ConfigError {
+  const said = error.message.slice(error.field.length + 2).trimStart();
+  const renamed = new ConfigError(field, said, undefined, { given: false });
+  Object.defineProperty(renamed, 'value', { value: error.value, enumerable: true });
+  return renamed;
+}
+
 /** The type and size of a value that may be a secret, never its content. */
 function secretShape(value: unknown): string {
   if (typeof value === 'string') return `a string of length ${value.length}`;

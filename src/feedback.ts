@@ -5,7 +5,7 @@
  * a shard's figures after an attempt.
  */
 import { rethrowLater } from './callbacks.js';
-import { BalancerClosedError, PushBackError, ShardRemovedError } from './errors.js';
+import { BalancerClosedError, PushBackError, ShardRemovedError, TimeoutError } from './errors.js';
 import type { OutlierDetector } from './health/outlier.js';
 import type { Shard } from './shard.js';
 
@@ -92,9 +92,16 @@ export class Feedback<T> {
     this.outliers?.onFailure(shard, nowMs);
   }
 
-  /** A failure that tells an adaptive limit to back off: push-back, or the shard's fault. */
+  /**
+   * A failure that tells an adaptive limit to back off: a timeout (whatever the classifier says
+   * of it), push-back, or the shard's fault.
+   */
   drops(error: unknown, retryable: boolean): boolean {
-    return error instanceof PushBackError || isShardFault(error, retryable);
+    return (
+      error instanceof TimeoutError ||
+      error instanceof PushBackError ||
+      isShardFault(error, retryable)
+    );
   }
 }
 

@@ -1,4 +1,5 @@
 import { ConfigError } from '../errors.js';
+import { MAX_TIMER_STEP_MS } from '../runtime.js';
 import {
   checkKnownKeys,
   checkObject,
@@ -109,15 +110,39 @@ export function resolveDnsOptions(options: unknown): ResolvedDnsOptions {
     ),
     servers: o.servers === undefined ? undefined : [...o.servers],
     target: o.target,
-    timeoutMs: orDefault(o.timeoutMs, DNS_DEFAULTS.timeoutMs, (v) => positiveInt('timeoutMs', v)),
+    timeoutMs: orDefault(o.timeoutMs, DNS_DEFAULTS.timeoutMs, resolverTimeout),
   };
 }
 
+/** A DNS name: labels of letters, digits, `-` and `_` (SRV), 1–63 characters each, dot-separated. */
+const DNS_NAME = /^(?!-)[a-z0-9_-]{1,63}(\.[a-z0-9_-]{1,63})*\.?$/i;
+
 function dnsName(field: string, value: unknown): string {
-  if (typeof value !== 'string' || value === '' || /\s/.test(value) || value.length > 253) {
-    throw new ConfigError(field, 'must be a DNS name (no spaces, at most 253 characters)', value);
+  if (typeof value !== 'string' || value.length > 253 || !DNS_NAME.test(value)) {
+    const hint =
+      typeof value === 'string' && /:\/\/|:\d+$/.test(value)
+        ? ' — a name only: no scheme (`scheme`) and no port (`port`)'
+        : '';
+    throw new ConfigError(
+      field,
+      `must be a DNS name (labels of letters, digits, "-" and "_", at most 253 characters)${hint}`,
+      value,
+    );
   }
   return value;
+}
+
+/** The resolver's own timeout: a positive integer of ms within Node's timer limit. */
+function resolverTimeout(value: unknown): number {
+  const ms = positiveInt('timeoutMs', value);
+  if (ms > MAX_TIMER_STEP_MS) {
+    throw new ConfigError(
+      'timeoutMs',
+      `must be at most ${MAX_TIMER_STEP_MS} ms (2³¹ − 1: Node's timer limit, which its DNS resolver has)`,
+      value,
+    );
+  }
+  return ms;
 }
 
 function port(field: string, value: unknown): number {

@@ -110,6 +110,7 @@ export function resolveRetryOptions(
     checkKnownKeys('retry.backoff', v.backoff, ['baseMs', 'maxMs']);
     if (v.backoff.baseMs !== undefined) baseMs = duration('retry.backoff.baseMs', v.backoff.baseMs);
     if (v.backoff.maxMs !== undefined) maxMs = duration('retry.backoff.maxMs', v.backoff.maxMs);
+    if (v.backoff.baseMs === undefined) baseMs = Math.min(baseMs, maxMs); // the default fits
     if (maxMs < baseMs) {
       throw new ConfigError(
         'retry.backoff.maxMs',

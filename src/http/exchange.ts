@@ -187,20 +187,20 @@ function checkName(field: string, name: string, value: unknown): void {
   }
 }
 
-function checkMethod(value: unknown): string {
+export function checkMethod(value: unknown, field = 'request.method'): string {
   if (typeof value !== 'string' || !TOKEN.test(value)) {
-    throw new ConfigError('request.method', 'must be an HTTP method name', value);
+    throw new ConfigError(field, 'must be an HTTP method name', value);
   }
   return value;
 }
 
-function checkPath(value: unknown): string {
+export function checkPath(value: unknown, field = 'request.path'): string {
   if (typeof value !== 'string' || !value.startsWith('/')) {
-    throw new ConfigError('request.path', 'must be a string starting with "/"', value);
+    throw new ConfigError(field, 'must be a string starting with "/"', value);
   }
   if (BAD_PATH.test(value)) {
     throw new ConfigError(
-      'request.path',
+      field,
       'must be percent-encoded: no spaces, control characters or characters past U+00FF',
       value,
     );

@@ -5,7 +5,7 @@
  * `encode` function returns. A `failures(response, records)` reader turns a bulk API's per-record
  * report (Elasticsearch `_bulk`, Kinesis `PutRecords`) into records retried one by one.
  */
-import { ConfigError, messageOf } from '../errors.js';
+import { messageOf } from '../errors.js';
 import type { BatchSender } from '../ingest/batch-runner.js';
 import { INGEST_EXTRA_KEYS } from '../ingest/ingest.js';
 import { BATCH_DEFAULTS, COMMON_KEYS } from '../ingest/options.js';
@@ -30,7 +30,7 @@ import type {
 import type { RunContext } from '../run.js';
 import type { ShardState } from '../types.js';
 import { fn } from '../validate.js';
-import { checkHeaders } from './exchange.js';
+import { checkHeaders, checkMethod, checkPath } from './exchange.js';
 import type { HttpRequest, HttpResponse, HttpTarget } from './types.js';
 
 /** How a batch becomes a request body. */
@@ -106,12 +106,9 @@ function httpPlan<Rec>(
 ): TransportPlan<Rec> {
   const read = readRecordOptions<Rec>(field, options, [...HTTP_KEYS, ...extra], BATCH_DEFAULTS);
   const o = options as HttpRecordOptions<Rec>;
-  if (typeof o.path !== 'string' || !o.path.startsWith('/')) {
-    throw new ConfigError(`${field}.path`, 'must be a string starting with "/"', o.path);
-  }
-  const method = o.method ?? 'POST';
-  if (typeof method !== 'string')
-    throw new ConfigError(`${field}.method`, 'must be a string', method);
+  // Checked as request() checks them, before a record is taken.
+  checkPath(o.path, `${field}.path`);
+  const method = checkMethod(o.method ?? 'POST', `${field}.method`);
   if (o.headers !== undefined) checkHeaders(o.headers, `${field}.headers`);
   if (o.failures !== undefined) fn(`${field}.failures`, o.failures);
   const headers: Record<string, string> = {};

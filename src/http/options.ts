@@ -14,6 +14,9 @@ import {
 import type { HttpBalancerOptions, HttpShardSpec, HttpTarget, HttpTlsOptions } from './types.js';
 
 /** The transport's defaults (documented on {@link HttpBalancerOptions}). */
+/** The most requests one shard's pool may carry at once (connections × pipelining). */
+const MAX_POOL_REQUESTS = 1_000_000;
+
 export const HTTP_DEFAULTS = {
   connectionsPerShard: 8,
   pipelining: 1,
@@ -142,6 +145,17 @@ export function resolveHttpOptions(options: HttpBalancerOptions): {
     o.pipelining === undefined
       ? HTTP_DEFAULTS.pipelining
       : nonNegativeInt('pipelining', o.pipelining);
+  // A shard's in-flight cap is their product: bounded here, where the caller's names are known.
+  if (connectionsPerShard > MAX_POOL_REQUESTS) {
+    throw new ConfigError('connectionsPerShard', 'must be at most 1 000 000', connectionsPerShard);
+  }
+  if (connectionsPerShard * Math.max(1, pipelining) > MAX_POOL_REQUESTS) {
+    throw new ConfigError(
+      'pipelining',
+      'must keep connectionsPerShard × pipelining at most 1 000 000 requests in flight a shard',
+      pipelining,
+    );
+  }
   const http: ResolvedHttpOptions = {
     connectionsPerShard,
     pipelining,

@@ -161,11 +161,11 @@ export function resolveBatch<Rec>(
   checkObject(field, value);
   checkKnownKeys(field, value, BATCH_KEYS);
   const b = value as BatchOptions<Rec>;
-  const maxRecords =
+  let maxRecords =
     b.maxRecords === undefined
       ? defaults.maxRecords
       : positiveInt(`${field}.maxRecords`, b.maxRecords);
-  const maxBytes =
+  let maxBytes =
     b.maxBytes === undefined
       ? defaults.maxBytes
       : positiveInt(`${field}.maxBytes`, b.maxBytes, true);
@@ -176,6 +176,8 @@ export function resolveBatch<Rec>(
     b.maxHeldRecords === undefined
       ? Math.max(BATCH_DEFAULTS.maxHeldRecords, 2 * maxRecords)
       : positiveInt(`${field}.maxHeldRecords`, b.maxHeldRecords);
+  // A default fits itself under the bound the caller gave (as `aimd`'s default initial does).
+  if (b.maxRecords === undefined) maxRecords = Math.min(maxRecords, maxHeldRecords);
   if (maxHeldRecords < maxRecords) {
     throw new ConfigError(
       `${field}.maxHeldRecords`,
@@ -187,6 +189,7 @@ export function resolveBatch<Rec>(
     b.maxHeldBytes === undefined
       ? Math.max(BATCH_DEFAULTS.maxHeldBytes, 2 * maxBytes)
       : positiveInt(`${field}.maxHeldBytes`, b.maxHeldBytes, true);
+  if (b.maxBytes === undefined) maxBytes = Math.min(maxBytes, maxHeldBytes);
   if (maxHeldBytes < maxBytes) {
     throw new ConfigError(
       `${field}.maxHeldBytes`,
@@ -240,6 +243,7 @@ export function resolveRecordRetry(
     if (v.backoff.baseMs !== undefined)
       baseMs = duration(`${field}.backoff.baseMs`, v.backoff.baseMs);
     if (v.backoff.maxMs !== undefined) maxMs = duration(`${field}.backoff.maxMs`, v.backoff.maxMs);
+    if (v.backoff.baseMs === undefined) baseMs = Math.min(baseMs, maxMs); // the default fits
     if (maxMs < baseMs) {
       throw new ConfigError(
         `${field}.backoff.maxMs`,

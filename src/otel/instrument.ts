@@ -200,12 +200,7 @@ function meterOf(options: InstrumentOptions): Meter {
       o.meterProvider,
     );
   }
-  if (o.meter !== undefined) {
-    if (typeof o.meter?.createCounter !== 'function') {
-      throw new ConfigError('meter', 'must be an OpenTelemetry Meter', o.meter);
-    }
-    return o.meter;
-  }
+  if (o.meter !== undefined) return checkMeter('meter', 'must be an OpenTelemetry Meter', o.meter);
   if (typeof o.meterProvider?.getMeter !== 'function') {
     throw new ConfigError(
       'meterProvider',
@@ -213,5 +208,27 @@ function meterOf(options: InstrumentOptions): Meter {
       o.meterProvider,
     );
   }
-  return o.meterProvider.getMeter('shardwise');
+  return checkMeter(
+    'meterProvider',
+    'must be an OpenTelemetry MeterProvider (its getMeter() gave no Meter)',
+    o.meterProvider.getMeter('shardwise'),
+  );
+}
+
+/** What `instrument` calls on a Meter: all of it, checked before any is called. */
+const METER_METHODS = [
+  'createCounter',
+  'createHistogram',
+  'createObservableGauge',
+  'addBatchObservableCallback',
+  'removeBatchObservableCallback',
+] as const;
+
+function checkMeter(field: string, expectation: string, meter: unknown): Meter {
+  const m = meter as Record<string, unknown> | null | undefined;
+  const missing = METER_METHODS.filter((name) => typeof m?.[name] !== 'function');
+  if (missing.length > 0) {
+    throw new ConfigError(field, `${expectation}: it has no ${missing.join(', ')}`, meter);
+  }
+  return meter as Meter;
 }

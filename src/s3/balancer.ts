@@ -30,6 +30,7 @@ import { S3Error } from './errors.js';
 import { type S3IngestOptions, type S3RecordOptions, s3Ingest, s3WriteStream } from './ingest.js';
 import { multipartUpload, type S3Upkeep } from './multipart.js';
 import {
+  checkHeaderText,
   checkKeyPath,
   checkMetadata,
   checkPartSize,
@@ -430,9 +431,8 @@ function objectJob(field: string, request: S3PutRequest | S3UploadRequest): Obje
   if (request.body === undefined || request.body === null) {
     throw new ConfigError(`${field}.body`, 'is required', request.body, { given: false });
   }
-  if (request.contentType !== undefined && typeof request.contentType !== 'string') {
-    throw new ConfigError(`${field}.contentType`, 'must be a string', request.contentType);
-  }
+  if (request.contentType !== undefined)
+    checkHeaderText(`${field}.contentType`, request.contentType);
   if (request.metadata !== undefined) checkMetadata(`${field}.metadata`, request.metadata);
   return {
     field,

@@ -2,7 +2,7 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import { S3Client } from '@aws-sdk/client-s3';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
-import { ConfigError } from '../errors.js';
+import { ConfigError, renamedConfigError } from '../errors.js';
 import { samePlainData } from '../membership.js';
 import { MAX_TIMER_STEP_MS } from '../runtime.js';
 import { checkObject, nonNegativeInt, positiveInt } from '../validate.js';
@@ -36,6 +36,14 @@ function sdkTimer(field: string, value: unknown): number {
 const noop = (): void => {};
 const quietLogger = { trace: noop, debug: noop, info: noop, warn: noop, error: noop };
 
+/** Near-misses of createS3Client's own options (or the SDK handler's names for them). */
+const NEAR_MISSES: Record<string, string> = {
+  maxsocket: 'maxSockets',
+  maxsockets: 'maxSockets',
+  connectiontimeout: 'connectionTimeoutMs',
+  sockettimeout: 'socketTimeoutMs',
+};
+
 /**
  * Builds an `S3Client` that keeps connections alive: a `NodeHttpHandler` over `http.Agent` and
  * `https.Agent` with `keepAlive: true` and `maxSockets` sockets per host, so puts reuse warm
@@ -51,6 +59,17 @@ const quietLogger = { trace: noop, debug: noop, info: noop, warn: noop, error: n
 export function createS3Client(options: CreateS3ClientOptions = {}): S3Client {
   checkObject('options', options);
   const { maxSockets, connectionTimeoutMs, socketTimeoutMs, ...config } = options;
+  // The rest goes to the SDK, whose keys are open-ended; a near-miss of ours would be ignored.
+  for (const key of Object.keys(config)) {
+    const ours = NEAR_MISSES[key.toLowerCase().replace(/ms$/, '')];
+    if (ours !== undefined) {
+      throw new ConfigError(
+        key,
+        `is not an option of createS3Client: did you mean \`${ours}\`?`,
+        (config as Record<string, unknown>)[key],
+      );
+    }
+  }
   const sockets =
     maxSockets === undefined
       ? S3_CLIENT_DEFAULTS.maxSockets
@@ -96,7 +115,7 @@ export function ownedClientFor(owned: Map<unknown, S3Client>) {
       client = createS3Client(options);
     } catch (error) {
       if (error instanceof ConfigError) {
-        throw new ConfigError(`${field}.${error.field}`, 'is invalid', error.value);
+        throw renamedConfigError(error, `${field}.${error.field}`);
       }
       throw error;
     }

@@ -37,7 +37,13 @@ import { partsOf } from './body.js';
 import { withCallSignal } from './call-signal.js';
 import { classifyS3Error, credentialSecrets, type S3CallInfo } from './classify.js';
 import { multipartUpload, type S3Upkeep } from './multipart.js';
-import { checkKeyPath, checkMetadata, checkPartSize, S3_DEFAULTS } from './options.js';
+import {
+  checkHeaderText,
+  checkKeyPath,
+  checkMetadata,
+  checkPartSize,
+  S3_DEFAULTS,
+} from './options.js';
 import type { S3Target } from './types.js';
 
 const MiB = 1024 * 1024;
@@ -155,9 +161,7 @@ function s3Plan<Rec>(
   const read = readRecordOptions<Rec>(field, options, [...S3_KEYS, ...extra], S3_BATCH_DEFAULTS);
   const o = options as S3RecordOptions<Rec>;
   fn(`${field}.objectKey`, o.objectKey);
-  if (o.contentType !== undefined && typeof o.contentType !== 'string') {
-    throw new ConfigError(`${field}.contentType`, 'must be a string', o.contentType);
-  }
+  if (o.contentType !== undefined) checkHeaderText(`${field}.contentType`, o.contentType);
   if (o.metadata !== undefined) checkMetadata(`${field}.metadata`, o.metadata);
   const partSize =
     o.partSizeBytes === undefined

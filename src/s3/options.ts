@@ -275,15 +275,26 @@ export function checkMetadata(field: string, metadata: unknown): void {
         name,
       );
     }
-    if (typeof value !== 'string') {
-      throw new ConfigError(`${field}.${name}`, 'must be a string', value);
-    }
-    if (!PRINTABLE_ASCII.test(value)) {
-      throw new ConfigError(
-        `${field}.${name}`,
-        'must be printable ASCII (it is sent as an HTTP header; encode other text, e.g. with encodeURIComponent)',
-        value,
-      );
-    }
+    checkHeaderText(`${field}.${name}`, value);
   }
+}
+
+/**
+ * A value S3 sends as a header (metadata, `contentType`): printable ASCII, or Node's HTTP client
+ * fails it before a byte is sent — the caller's mistake, refused here rather than retried on
+ * every target and charged to their health. Never quoted: a header may hold a secret.
+ */
+export function checkHeaderText(field: string, value: unknown): string {
+  if (typeof value !== 'string') {
+    throw new ConfigError(field, 'must be a string', value, { secret: true });
+  }
+  if (!PRINTABLE_ASCII.test(value)) {
+    throw new ConfigError(
+      field,
+      'must be printable ASCII (it is sent as an HTTP header; encode other text, e.g. with encodeURIComponent)',
+      value,
+      { secret: true },
+    );
+  }
+  return value;
 }

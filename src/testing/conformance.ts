@@ -80,8 +80,10 @@ export function pickerConformance(
   options: ConformanceOptions = {},
 ): ConformanceReport {
   if (typeof factory !== 'function') {
-    throw new TypeError(
-      'pickerConformance(factory): `factory` must be a function returning a Picker',
+    throw new ConfigError(
+      'factory',
+      'must be a function returning a Picker (pickerConformance(() => p2c()), not pickerConformance(p2c()))',
+      factory,
     );
   }
   // A bad option would run no picks (rounds 0) or build no shards (NaN): a pass that checked nothing.

@@ -6,7 +6,7 @@ import { ConfigError } from '../errors.js';
 import { checkPicker } from '../options.js';
 import { createRandom } from '../random.js';
 import type { Key, Picker, PickRequest } from '../types.js';
-import { checkKnownKeys, checkObject } from '../validate.js';
+import { checkKnownKeys, checkObject, denseArray } from '../validate.js';
 import { type ShardLike, shardViews } from './shard-views.js';
 
 /** Options of {@link remapFraction}. */
@@ -90,6 +90,7 @@ function keyList(keys: number | readonly Key[]): readonly Key[] {
   }
   if (!Array.isArray(keys))
     throw new ConfigError('keys', 'must be a positive integer or an array of keys', keys);
+  denseArray('keys', keys, 'keys');
   keys.forEach((key, i) => {
     if (typeof key !== 'string' && !(key instanceof Uint8Array)) {
       throw new ConfigError(`keys[${i}]`, 'must be a string or a Uint8Array', key);

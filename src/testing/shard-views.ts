@@ -7,7 +7,9 @@ import type { ShardState } from '../types.js';
 import {
   checkKnownKeys,
   checkObject,
+  denseArray,
   duration,
+  isPlainObject,
   nonNegativeInt,
   positiveFinite,
   positiveInt,
@@ -94,8 +96,8 @@ function view(shard: string | ShardViewSpec, index: number, field: string): Shar
     id: spec.id,
     target: spec.target ?? spec.id,
     weight: spec.weight === undefined ? 1 : positiveFinite(at('weight'), spec.weight),
-    zone: spec.zone,
-    labels: Object.freeze({ ...(spec.labels ?? {}) }),
+    zone: spec.zone === undefined ? undefined : text(at('zone'), spec.zone),
+    labels: Object.freeze({ ...labelsOf(at('labels'), spec.labels) }),
     index,
     inFlight,
     bytesInFlight:
@@ -126,7 +128,7 @@ export function shardViews(
   shards: readonly (string | ShardViewSpec)[],
   field = 'shards',
 ): readonly ShardState[] {
-  if (!Array.isArray(shards)) throw new ConfigError(field, 'must be an array of shards', shards);
+  denseArray(field, shards, 'shards');
   const seen = new Set<string>();
   const views = shards.map((shard, i) => {
     const id = typeof shard === 'string' ? shard : (shard as { id?: unknown } | null)?.id;
@@ -139,4 +141,19 @@ export function shardViews(
     return view(shard, i, `${field}[${i}]`);
   });
   return Object.freeze(views);
+}
+
+function text(field: string, value: unknown): string {
+  if (typeof value !== 'string') throw new ConfigError(field, 'must be a string', value);
+  return value;
+}
+
+/** Labels as a shard spec takes them: a plain object of strings. */
+function labelsOf(field: string, labels: unknown): Record<string, string> {
+  if (labels === undefined) return {};
+  if (!isPlainObject(labels)) {
+    throw new ConfigError(field, 'must be a plain object of label name → string', labels);
+  }
+  for (const [name, value] of Object.entries(labels as object)) text(`${field}.${name}`, value);
+  return labels as Record<string, string>;
 }

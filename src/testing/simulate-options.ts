@@ -138,6 +138,9 @@ export function checkOptions(options: SimulateOptions): CheckedOptions {
   }
   const given = options.picker ?? balancerOptions.picker;
   const picker = typeof given === 'function' ? (given as () => Picker)() : given;
+  if (typeof given === 'function' && (typeof picker !== 'object' || picker === null)) {
+    throw new ConfigError('picker', 'must return a Picker when it is a factory', picker);
+  }
   delete balancerOptions.picker;
 
   if (!Array.isArray(options.shards) || options.shards.length === 0) {

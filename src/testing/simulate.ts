@@ -6,6 +6,7 @@
  * each have their own file.
  */
 import { Balancer } from '../balancer.js';
+import { ConfigError, renamedConfigError } from '../errors.js';
 import { createRandom } from '../random.js';
 import { ManualClock } from './manual-clock.js';
 import type { Series } from './series.js';
@@ -73,13 +74,7 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
   const clock = new ManualClock();
   const streams = (label: string) => createRandom(streamSeed(o.seed, label));
   const sims = createSimShards(o.shards, clock, streams);
-  const balancer = new Balancer<SimShard>({
-    ...o.balancerOptions,
-    picker: o.picker,
-    shards: balancerShards(o.shards, sims),
-    clock,
-    random: streams('balancer'),
-  });
+  const balancer = balancerFor(o, sims, clock, streams('balancer'));
   scheduleChanges(o.shards, sims, clock);
 
   const requests = o.requests;
@@ -152,4 +147,30 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
     series: sampler.result(),
     durationMs,
   };
+}
+
+/**
+ * The real Balancer over the simulated shards; a `ConfigError` of `balancerOptions` names the
+ * path the caller wrote (`balancerOptions.retry`, not `retry`).
+ */
+function balancerFor(
+  o: ReturnType<typeof checkOptions>,
+  sims: SimShard[],
+  clock: ManualClock,
+  random: () => number,
+): Balancer<SimShard> {
+  try {
+    return new Balancer<SimShard>({
+      ...o.balancerOptions,
+      picker: o.picker,
+      shards: balancerShards(o.shards, sims),
+      clock,
+      random,
+    });
+  } catch (error) {
+    // Only the options the caller gave there: the shards, picker, clock are the simulator's.
+    const top = error instanceof ConfigError ? error.field.split(/[.[]/)[0]! : '';
+    if (!(error instanceof ConfigError) || !Object.hasOwn(o.balancerOptions, top)) throw error;
+    throw renamedConfigError(error, `balancerOptions.${error.field}`);
+  }
 }

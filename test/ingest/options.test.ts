@@ -79,7 +79,7 @@ describe('http.ingest option checks', () => {
     [{ path: '/x', failures: true }, /`http\.ingest\.failures` must be a function/],
     [{ path: '/x', batch: { maxRecords: -1 } }, /`http\.ingest\.batch\.maxRecords`/],
     [{ path: '/x', sned: send }, /`http\.ingest\.sned` is not a known option/],
-    [{ path: '/x', method: 7 }, /`http\.ingest\.method` must be a string/],
+    [{ path: '/x', method: 7 }, /`http\.ingest\.method` must be an HTTP method name/],
   ];
   it.each(cases)('%j → %s', async (options, message) => {
     const error = await rejection(http.ingest([{ a: 1 }], options as never));
