@@ -131,6 +131,7 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
       (shard, limit, previous) => {
         if (this.listenerCount('limit') > 0)
           this.emit('limit', { shardId: shard.id, limit, previous });
+        this.#shareLimit(shard, limit);
       },
       (shard) => {
         this.#candidates.pushedBack(shard.pushBack.untilMs);
@@ -450,6 +451,27 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
     if (this.listenerCount('restore') > 0)
       this.emit('restore', { shardId: shard.id, phase: change === 'probe' ? 'probe' : 'healthy' });
     this.#dispatcher.wake();
+  }
+
+  /**
+   * One `ConcurrencyLimit` object given for every shard (no `clone()`): what one shard's sample
+   * moved is every shard's cap at once, not only the sampling shard's until each samples.
+   */
+  #shareLimit(shard: Shard<T>, limit: number): void {
+    const shards = this.#membership.shards;
+    const other = shards[0] === shard ? shards[1] : shards[0];
+    if (other === undefined || other.limiter !== shard.limiter) return;
+    let raised = false;
+    for (const s of shards) {
+      if (s === shard || s.limiter !== shard.limiter || s.limit === limit) continue;
+      const previous = s.limit;
+      const wasAvailable = this.#candidates.available(s);
+      s.limit = limit;
+      this.#candidates.update(s, wasAvailable);
+      if (limit > previous) raised = true;
+      if (this.listenerCount('limit') > 0) this.emit('limit', { shardId: s.id, limit, previous });
+    }
+    if (raised) this.#dispatcher.wake();
   }
 
   #panicChanged(active: boolean): void {

@@ -98,6 +98,11 @@ export interface LoadReport {
   readonly atMs: number;
   /** Balancer clock time of the shard's first report, ms. */
   readonly firstAtMs: number;
+  /**
+   * Balancer clock time of the first report after the latest silence of at least `gapMs` between
+   * two reports (the first report when there was none): when reports resumed after expiring.
+   */
+  streakStartMs?(gapMs: number): number;
 }
 
 /** What a picker is told about one pick. The object is reused: read it, do not keep it. */

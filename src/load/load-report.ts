@@ -68,7 +68,25 @@ export class LoadReportStore implements LoadReport {
     this.rpsFractional = figures.rpsFractional;
     this.eps = figures.eps ?? 0;
     if (this.firstAtMs === Number.NEGATIVE_INFINITY) this.firstAtMs = now;
+    // The silences before reports, latest last, each longer than those after it: for any gap,
+    // the latest report that followed one at least that long is found here (a report with a
+    // longer silence before it makes the earlier, shorter ones irrelevant).
+    const gap = now - this.atMs; // +∞ for the first report
+    const starts = this.#starts;
+    while (starts.length > 0 && starts[starts.length - 2]! <= gap) starts.length -= 2;
+    starts.push(gap, now);
     this.atMs = now;
+  }
+
+  /** Pairs of (silence before a report, its time), silences decreasing. */
+  readonly #starts: number[] = [];
+
+  streakStartMs(gapMs: number): number {
+    const starts = this.#starts;
+    for (let i = starts.length - 2; i >= 0; i -= 2) {
+      if (starts[i]! >= gapMs) return starts[i + 1]!;
+    }
+    return this.firstAtMs;
   }
 
   /** This record once a report arrived, else undefined. */

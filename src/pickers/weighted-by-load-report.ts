@@ -112,7 +112,10 @@ export function weightedByLoadReport(options: WeightedByLoadReportOptions = {}):
       expiredAt.set(shard, now);
       return 0;
     }
-    const since = Math.max(report.firstAtMs, expiredAt.get(shard) ?? Number.NEGATIVE_INFINITY);
+    // The blackout restarts after an expiry: one this picker saw, or a silence between reports
+    // as long (reports that lapsed while nothing was picked, then resumed).
+    const start = report.streakStartMs?.(expiryMs) ?? report.firstAtMs;
+    const since = Math.max(start, expiredAt.get(shard) ?? Number.NEGATIVE_INFINITY);
     if (now - since < blackoutMs) return 0;
     const { rpsFractional: rps, cpuUtilization: utilization, eps } = report;
     if (!(rps > 0) || !(utilization > 0)) return 0;

@@ -29,30 +29,54 @@ export function membership(
     const id = `${prefix}-${from + i}`;
     const drawn = 1 + ((random() * 3) | 0);
     const weight = equal ? 1 : drawn;
-    return Object.freeze({
-      id,
-      target: id,
-      weight,
-      zone: undefined,
-      labels: Object.freeze({}),
-      index: i,
-      limit: 32,
-      bytesInFlight: 0,
-      get inFlight() {
-        return inFlight[i]!;
-      },
-      get rttMs() {
-        return rttMs[i]!;
-      },
-      get load() {
-        return inFlight[i]!;
-      },
-      get cost() {
-        return rttMs[i]! * (inFlight[i]! + 1);
-      },
-    });
+    const labels = Object.freeze({});
+    return readOnly({
+      id: () => id,
+      target: () => id,
+      weight: () => weight,
+      zone: () => undefined,
+      labels: () => labels,
+      index: () => i,
+      limit: () => 32,
+      bytesInFlight: () => 0,
+      inFlight: () => inFlight[i]!,
+      rttMs: () => rttMs[i]!,
+      load: () => inFlight[i]!,
+      cost: () => rttMs[i]! * (inFlight[i]! + 1),
+    }) as unknown as ShardState;
   });
-  return { shards: Object.freeze(shards), inFlight, rttMs };
+  return { shards: readOnlyList(shards), inFlight, rttMs };
+}
+
+/**
+ * A frozen object whose every field is a getter with a setter that throws: a write throws in
+ * sloppy-mode code too (a plain CommonJS picker), where a write to a frozen data field is
+ * silently dropped and would pass unseen.
+ */
+function readOnly(fields: Record<string, () => unknown>): object {
+  const view = {};
+  for (const [name, get] of Object.entries(fields)) {
+    Object.defineProperty(view, name, {
+      get,
+      set() {
+        throw new TypeError(`Cannot set ${name}: a shard is read-only`);
+      },
+      enumerable: true,
+    });
+  }
+  return Object.freeze(view);
+}
+
+/** A frozen list that throws on any write, in sloppy-mode code too (see {@link readOnly}). */
+export function readOnlyList<S>(list: readonly S[]): readonly S[] {
+  const refuse = (): never => {
+    throw new TypeError('Cannot write to the shard list: it is read-only');
+  };
+  return new Proxy(Object.freeze([...list]), {
+    set: refuse,
+    defineProperty: refuse,
+    deleteProperty: refuse,
+  });
 }
 
 export function shuffleLoads(m: Membership, random: RandomSource): void {
@@ -77,5 +101,5 @@ export function randomSubset(
   const skip = (random() * shards.length) | 0; // at least one left out
   for (let i = 0; i < shards.length; i++) if (i !== skip && random() < 0.6) out.push(shards[i]!);
   if (out.length === 0) out.push(shards[(skip + 1) % shards.length]!);
-  return Object.freeze(out);
+  return readOnlyList(out);
 }

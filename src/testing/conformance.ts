@@ -7,7 +7,13 @@ import { ConfigError } from '../errors.js';
 import { createRandom } from '../random.js';
 import type { Key, Picker, PickRequest, RandomSource, ShardState } from '../types.js';
 import { bool, checkKnownKeys, checkObject, orDefault, positiveInt } from '../validate.js';
-import { membership, randomSubset, shuffleLoads, totalInFlight } from './conformance-fleet.js';
+import {
+  membership,
+  randomSubset,
+  readOnlyList,
+  shuffleLoads,
+  totalInFlight,
+} from './conformance-fleet.js';
 
 /** Options of {@link pickerConformance}. */
 export interface ConformanceOptions {
@@ -175,7 +181,7 @@ export function pickerConformance(
     {
       const req = request(createRandom(seed));
       req.key = 'key-0';
-      const got = pick(picker, Object.freeze([]), req, INVARIANTS.empty);
+      const got = pick(picker, readOnlyList([]), req, INVARIANTS.empty);
       if (got !== undefined) fail(INVARIANTS.empty, `pick([]) returned ${show(got)}`);
     }
     checks.push(INVARIANTS.empty);
@@ -195,7 +201,7 @@ export function pickerConformance(
       picker = make();
       rebuild(picker, full.shards, INVARIANTS.one);
       for (let i = 0; i < full.shards.length; i++) {
-        const only = Object.freeze([full.shards[i]!]);
+        const only = readOnlyList([full.shards[i]!]);
         req.key = keyFor(random, i);
         const got = pick(picker, only, req, INVARIANTS.one);
         expectOffered(got, only, full.shards, INVARIANTS.one, `only "${only[0]!.id}" offered`);
