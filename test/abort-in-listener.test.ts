@@ -29,6 +29,17 @@ function make(clock: ManualClock, timeoutMs?: number) {
   });
 }
 
+/** At rest after one run that failed: nothing in flight or waiting, drained. */
+const ONE_FAILED_AT_REST = {
+  inFlight: 0,
+  shardsInFlight: [0, 0],
+  queued: 0,
+  retrying: 0,
+  completed: 0,
+  failed: 1,
+  drained: true,
+};
+
 /** The figures that must be back at rest, and drain() (bounded: one turn, on virtual time). */
 async function rest(balancer: Balancer<string>) {
   const s = balancer.stats();
@@ -68,15 +79,7 @@ describe('abort from a listener, between the end of an attempt and settlement', 
       error: reason,
       calls: 1,
     });
-    expect(await rest(balancer)).toEqual({
-      inFlight: 0,
-      shardsInFlight: [0, 0],
-      queued: 0,
-      retrying: 0,
-      completed: 0,
-      failed: 1,
-      drained: true,
-    });
+    expect(await rest(balancer)).toEqual(ONE_FAILED_AT_REST);
     expect(clock.pendingTimers).toBe(0);
   });
 
@@ -101,15 +104,7 @@ describe('abort from a listener, between the end of an attempt and settlement', 
       error: 'no retries for this one',
       calls: 1,
     });
-    expect(await rest(balancer)).toEqual({
-      inFlight: 0,
-      shardsInFlight: [0, 0],
-      queued: 0,
-      retrying: 0,
-      completed: 0,
-      failed: 1,
-      drained: true,
-    });
+    expect(await rest(balancer)).toEqual(ONE_FAILED_AT_REST);
   });
 
   it("a 'success' listener aborts the run's signal (first success wins): the slot is freed once", async () => {
@@ -155,15 +150,7 @@ describe('abort from a listener, between the end of an attempt and settlement', 
     );
     await tick(clock, 1_000);
     expect({ count: out.count, calls }).toEqual({ count: 1, calls: 1 });
-    expect(await rest(balancer)).toEqual({
-      inFlight: 0,
-      shardsInFlight: [0, 0],
-      queued: 0,
-      retrying: 0,
-      completed: 0,
-      failed: 1,
-      drained: true,
-    });
+    expect(await rest(balancer)).toEqual(ONE_FAILED_AT_REST);
   });
 
   it("a 'failure' listener removes the failing shard without drain: removeShard() resolves, the run retries elsewhere", async () => {
@@ -224,14 +211,6 @@ describe('timeoutMs racing the caller abort', () => {
     expect(out.count).toBe(1);
     expect((out.error as Error).name).toBe('TimeoutError');
     expect(calls).toBe(1);
-    expect(await rest(balancer)).toEqual({
-      inFlight: 0,
-      shardsInFlight: [0, 0],
-      queued: 0,
-      retrying: 0,
-      completed: 0,
-      failed: 1,
-      drained: true,
-    });
+    expect(await rest(balancer)).toEqual(ONE_FAILED_AT_REST);
   });
 });

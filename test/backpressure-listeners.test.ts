@@ -2,21 +2,15 @@
  * Membership changed from inside a `saturated` listener: scaling out when the queue fills.
  */
 import { describe, expect, it } from 'vitest';
-import { Balancer, roundRobin } from '../src/index.js';
-import { ManualClock, seededRandom } from '../src/testing/index.js';
-import { resolveAfter, tick, track } from './helpers.js';
+import { roundRobin } from '../src/index.js';
+import { makeBalancer, resolveAfter, tick, track } from './helpers.js';
 
 describe('addShard from a saturated listener', () => {
   it('the run that filled the queue starts on the new shard and resolves with its value', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
-      shards: [{ id: 'a', target: 'a' }],
-      picker: roundRobin(),
-      clock,
-      random: seededRandom(1),
-      maxInFlightPerShard: 1,
-      maxQueued: 1,
-    });
+    const { clock, balancer } = makeBalancer(
+      { picker: roundRobin(), maxInFlightPerShard: 1, maxQueued: 1 },
+      ['a'],
+    );
     let added = 0;
     balancer.on('saturated', () => {
       // Scale out: more capacity when the queue fills.

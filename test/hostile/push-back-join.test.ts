@@ -2,20 +2,12 @@
  * A retry held by push-back when the membership changes under it.
  */
 import { describe, expect, it } from 'vitest';
-import { Balancer, PushBackError, roundRobin } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { resolveAfter, tick, track } from '../helpers.js';
+import { PushBackError, roundRobin } from '../../src/index.js';
+import { makeBalancer, resolveAfter, tick, track } from '../helpers.js';
 
 describe('a retry waiting out push-back when a free shard joins', () => {
   it('goes to the new shard instead of waiting for the one that pushed back', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
-      shards: [{ id: 'a', target: 'a' }],
-      picker: roundRobin(),
-      clock,
-      random: seededRandom(1),
-      timeoutMs: 60_000,
-    });
+    const { clock, balancer } = makeBalancer({ picker: roundRobin(), timeoutMs: 60_000 }, ['a']);
     const tried: [string, number][] = [];
     const run = track(
       balancer.run(

@@ -6,25 +6,12 @@
  * here for the whole hour after close().
  */
 import { describe, expect, it } from 'vitest';
-import { Balancer, roundRobin } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
 import { flush, resolveAfter, tick, track } from '../helpers.js';
+import { twoSites } from './tiers.js';
 
 describe('spillAfterMs wake-up', () => {
   it('after the waiting run got its tier-0 slot and close() resolved, no timer of the balancer is left pending', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
-      shards: [
-        { id: 'op-1', target: 'op-1', labels: { site: 'onprem' } },
-        { id: 'cl-1', target: 'cl-1', labels: { site: 'cloud' } },
-      ],
-      picker: roundRobin(),
-      prefer: [{ site: 'onprem' }, { site: 'cloud' }],
-      spillAfterMs: 3_600_000,
-      maxInFlightPerShard: 1,
-      clock,
-      random: seededRandom(1),
-    });
+    const { clock, balancer } = twoSites({ spillAfterMs: 3_600_000, maxInFlightPerShard: 1 });
     const first = track(balancer.run(() => resolveAfter(clock, 10, 'first')));
     await flush();
     const second = track(balancer.run(async (shard) => shard.id));

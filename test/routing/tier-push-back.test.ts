@@ -5,25 +5,11 @@
  * while the tier-1 shard is idle.
  */
 import { describe, expect, it } from 'vitest';
-import { Balancer, PushBackError, type RouteEvent, roundRobin } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
+import { PushBackError, type RouteEvent } from '../../src/index.js';
 import { flush, tick, track } from '../helpers.js';
+import { SITES, twoSites } from './tiers.js';
 
-function make(prefer: boolean) {
-  const clock = new ManualClock();
-  const balancer = new Balancer<string>({
-    shards: [
-      { id: 'op-1', target: 'op-1', labels: { site: 'onprem' } },
-      { id: 'cl-1', target: 'cl-1', labels: { site: 'cloud' } },
-    ],
-    picker: roundRobin(),
-    ...(prefer ? { prefer: [{ site: 'onprem' }, { site: 'cloud' }] } : {}),
-    clock,
-    random: seededRandom(1),
-    retry: false,
-  });
-  return { clock, balancer };
-}
+const make = (prefer: boolean) => twoSites({ prefer: prefer && SITES, retry: false });
 
 describe('push-back in a preferred tier', () => {
   it('a new run goes to the idle tier-1 shard, not to the tier-0 shard that pushes back', async () => {

@@ -6,26 +6,16 @@
  * only when none is left may it go back to one it tried."
  */
 import { describe, expect, it } from 'vitest';
-import { Balancer, type RouteEvent, roundRobin } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
+import type { RouteEvent } from '../../src/index.js';
 import { failAfter, flush, resolveAfter, tick, track } from '../helpers.js';
+import { SITES, twoSites } from './tiers.js';
 
-function make(prefer: boolean) {
-  const clock = new ManualClock();
-  const balancer = new Balancer<string>({
-    shards: [
-      { id: 'op-1', target: 'op-1', labels: { site: 'onprem' } },
-      { id: 'cl-1', target: 'cl-1', labels: { site: 'cloud' } },
-    ],
-    picker: roundRobin(),
-    ...(prefer ? { prefer: [{ site: 'onprem' }, { site: 'cloud' }] } : {}),
-    clock,
-    random: seededRandom(1),
+const make = (prefer: boolean) =>
+  twoSites({
+    prefer: prefer && SITES,
     maxInFlightPerShard: 1,
     retry: { attempts: 3, budget: false },
   });
-  return { clock, balancer };
-}
 
 describe('retries with prefer tiers, the untried shard busy', () => {
   it('the retry waits for the untried cloud shard instead of going back to the tried on-prem one', async () => {
