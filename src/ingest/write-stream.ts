@@ -132,9 +132,13 @@ export class LedgerWriteStream<T, Rec> extends Writable implements RecordWriteSt
     wait.then(() => this.#calledBack(callback));
   }
 
-  /** Takes the next record, unless a failure came: then the write waits for `_destroy`. */
+  /**
+   * Takes the next record, unless a failure came: then the write waits for `_destroy`. Once
+   * destroyed, it is called at once (`_destroy` ran: nothing else would call it, and Node waits
+   * on it to call back the buffered writes).
+   */
   #calledBack(callback: Callback): void {
-    if (this.#failure === undefined) callback();
+    if (this.#failure === undefined || this.destroyed) callback();
     else this.#heldWrite = callback;
   }
 
@@ -185,7 +189,8 @@ export class LedgerWriteStream<T, Rec> extends Writable implements RecordWriteSt
   /** After each settlement: a first failure starts the stream's end; the last one ends it. */
   #afterSettle(): void {
     const ledger = this.#ledger;
-    if (this.#failure === undefined && !this.#refusing) {
+    // A destroyed stream ends by its destroy: the records it refused then are not a failure.
+    if (this.#failure === undefined && !this.#refusing && !this.destroyed) {
       const callbackError = ledger.callbackError;
       const first = ledger.firstFailure;
       if (callbackError !== undefined) {
