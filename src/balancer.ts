@@ -315,13 +315,15 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
   // ——— membership ———
 
   /**
-   * The shards as pickers see them, in membership order: a frozen list, the same one until the
-   * membership changes (a `pop()` on it throws instead of taking a shard out behind its back).
+   * The shards as pickers see them, in membership order: a copy, the same one until the
+   * membership changes, so a `pop()` on it cannot take a shard out behind the balancer's back.
+   * Not frozen: a frozen array's elements are read at half the speed, and pickers composed over
+   * this list read it on every pick.
    */
   get shards(): readonly ShardState<T>[] {
     const version = this.#membership.version;
     if (this.#shardsView?.version !== version) {
-      this.#shardsView = { version, list: Object.freeze([...this.#membership.shards]) };
+      this.#shardsView = { version, list: [...this.#membership.shards] };
     }
     return this.#shardsView.list;
   }
