@@ -1,5 +1,5 @@
 /**
- * Attack: the run is aborted synchronously from code the balancer itself calls between the end
+ * The run is aborted synchronously from code the balancer itself calls between the end
  * of an attempt and the run's settlement — an event listener (`success`, `failure`, `retry`), or
  * the attempt's own `ctx.signal` listener when `timeoutMs` fires. That is the natural way to
  * write "stop the job on the first failure / timeout": one controller for the job, aborted (or
@@ -27,6 +27,21 @@ function make(clock: ManualClock, timeoutMs?: number) {
     retry: { attempts: 3, backoff: { baseMs: 10, maxMs: 10 }, budget: false },
     ...(timeoutMs === undefined ? {} : { timeoutMs }),
   });
+}
+
+/** An idempotent run whose every attempt fails, on `signal`; `calls()` counts its attempts. */
+function alwaysFailing(balancer: Balancer<string>, signal: AbortSignal) {
+  let calls = 0;
+  const out = track(
+    balancer.run(
+      async () => {
+        calls++;
+        throw new Error('boom');
+      },
+      { signal, idempotent: true },
+    ),
+  );
+  return { out, calls: () => calls };
 }
 
 /** At rest after one run that failed: nothing in flight or waiting, drained. */
@@ -63,18 +78,9 @@ describe('abort from a listener, between the end of an attempt and settlement', 
     const job = new AbortController();
     const reason = new Error('stop the job on the first failure');
     balancer.on('failure', () => job.abort(reason));
-    let calls = 0;
-    const out = track(
-      balancer.run(
-        async () => {
-          calls++;
-          throw new Error('boom');
-        },
-        { signal: job.signal, idempotent: true },
-      ),
-    );
+    const { out, calls } = alwaysFailing(balancer, job.signal);
     await tick(clock, 1_000);
-    expect({ count: out.count, error: out.error, calls }).toEqual({
+    expect({ count: out.count, error: out.error, calls: calls() }).toEqual({
       count: 1,
       error: reason,
       calls: 1,
@@ -88,18 +94,9 @@ describe('abort from a listener, between the end of an attempt and settlement', 
     const balancer = make(clock);
     const controller = new AbortController();
     balancer.on('retry', () => controller.abort('no retries for this one')); // a string reason
-    let calls = 0;
-    const out = track(
-      balancer.run(
-        async () => {
-          calls++;
-          throw new Error('boom');
-        },
-        { signal: controller.signal, idempotent: true },
-      ),
-    );
+    const { out, calls } = alwaysFailing(balancer, controller.signal);
     await tick(clock, 1_000);
-    expect({ count: out.count, error: out.error, calls }).toEqual({
+    expect({ count: out.count, error: out.error, calls: calls() }).toEqual({
       count: 1,
       error: 'no retries for this one',
       calls: 1,

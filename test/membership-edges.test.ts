@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { Balancer, roundRobin } from '../src/index.js';
 import { ManualClock, seededRandom } from '../src/testing/index.js';
-import { failAfter, resolveAfter, tick, track } from './helpers.js';
+import { failAfter, makeBalancer, resolveAfter, tick, track } from './helpers.js';
 
 function ids(list: string[]) {
   return list.map((id) => ({ id, target: id }));
@@ -90,13 +90,7 @@ describe('health events of a removed shard', () => {
 
 describe('re-entrancy: membership change from a pick listener', () => {
   it('a shard removed without drain by a pick listener never has fn called on it afterwards', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
-      shards: ids(['a', 'b']),
-      picker: roundRobin(),
-      clock,
-      random: seededRandom(3),
-    });
+    const { clock, balancer } = makeBalancer({ picker: roundRobin(), random: seededRandom(3) });
     let removedAt = -1;
     const calls: { shard: string; afterRemoval: boolean; aborted: boolean }[] = [];
     let n = 0;
@@ -122,13 +116,7 @@ describe('re-entrancy: membership change from a pick listener', () => {
   });
 
   it('a non-idempotent run that rejects with ShardRemovedError never has its fn called', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
-      shards: ids(['a', 'b']),
-      picker: roundRobin(),
-      clock,
-      random: seededRandom(3),
-    });
+    const { clock, balancer } = makeBalancer({ picker: roundRobin(), random: seededRandom(3) });
     const log: string[] = [];
     balancer.on('pick', (e) => {
       if (e.shardId === 'a') void balancer.removeShard('a', { drain: false });

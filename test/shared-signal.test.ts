@@ -1,5 +1,5 @@
 /**
- * Attack: one caller signal shared by a running run and runs queued behind it (one slot). The
+ * One caller signal shared by a running run and runs queued behind it (one slot). The
  * abort frees the running run's slot while the other runs on the same signal are still waiting:
  * are they started — `fn` called, a request sent — although their signal has already aborted?
  */

@@ -1,5 +1,5 @@
 /**
- * Attack: a shard that once answered (its latency estimate was sampled) and then fails fast.
+ * A shard that once answered (its latency estimate was sampled) and then fails fast.
  * Failures faster than the estimate are no latency sample, so the estimate only decays (e^−t/τ,
  * τ = 10 s) while the shard keeps failing; the failure factor is capped at 100×, so after a while
  * rtt × factor is below the healthy shards' cost and peakEwma sends the failing shard its full

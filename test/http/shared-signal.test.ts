@@ -1,5 +1,5 @@
 /**
- * Attack (real sockets): `request()`s on one caller signal, one running and the rest waiting in
+ * (real sockets) `request()`s on one caller signal, one running and the rest waiting in
  * the balancer for the shard's only slot. The abort must not hand the waiting ones to the pool:
  * a waiting request's signal aborted, so it "leaves the queue" and is never sent.
  */

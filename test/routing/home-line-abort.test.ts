@@ -1,5 +1,5 @@
 /**
- * Attack: a strict keyed run waits in its home's line while the home pushes back; the caller
+ * A strict keyed run waits in its home's line while the home pushes back; the caller
  * aborts it, and the balancer is closed. Nothing may be left: no run, no count, no timer.
  */
 import { describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * Attack: a keyed run under `affinity: 'spill'` (no `boundedLoad`) with `prefer` tiers, whose
+ * A keyed run under `affinity: 'spill'` (no `boundedLoad`) with `prefer` tiers, whose
  * key's home is in a later tier than the one the run is sent to. The audit trail must say why it
  * did not run on its home: "displaced:bounded" is reserved for bounded loads (README:
  * "`boundedLoad: c` … it also moves when its home already holds ceil(c × (inFlight + 1) / n)").

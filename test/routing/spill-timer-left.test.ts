@@ -1,5 +1,5 @@
 /**
- * Attack: the `spillAfterMs` wake-up outlives the run it was armed for. A run waits for a
+ * The `spillAfterMs` wake-up outlives the run it was armed for. A run waits for a
  * saturated tier 0 (spillAfterMs: 1 h), gets a tier-0 slot a few ms later and finishes; the
  * balancer is closed. As test/routing/home-line-abort.test.ts holds for push-back wake-ups, a
  * timer still armed holds a Node process open (the system clock's timers are not background) —

@@ -1,5 +1,5 @@
 /**
- * Attack: panic inside a rule, for a strict keyed run. docs/routing-rules.md: "Panic mode stays
+ * Panic inside a rule, for a strict keyed run. docs/routing-rules.md: "Panic mode stays
  * inside it: when no allowed shard is healthy, ejection is ignored among the allowed shards
  * only." An unkeyed run with the rule does get the ejected shard; a strict keyed run with the
  * same rule (its home is the rule's only shard) must too.

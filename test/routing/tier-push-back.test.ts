@@ -1,5 +1,5 @@
 /**
- * Attack: push-back in a preferred tier. docs/retries-and-health.md (Push-back): "the shard is
+ * Push-back in a preferred tier. docs/retries-and-health.md (Push-back): "the shard is
  * not offered to the picker for retryAfterMs while another shard the run may use can take it —
  * whatever the picker". With `prefer` tiers, a pushed-back shard alone in tier 0 is still offered
  * while the tier-1 shard is idle.

@@ -1,5 +1,5 @@
 /**
- * Attack: a retry across tiers when the only untried shard is busy. docs/routing-rules.md: "A
+ * A retry across tiers when the only untried shard is busy. docs/routing-rules.md: "A
  * retry goes to a shard it has not tried, in the first tier that has one …; only when no tier has
  * an untried shard does it go back to one it tried, in tier order." docs/retries-and-health.md:
  * "A retry goes to a shard the run has not tried yet; if those are all busy it waits for one, and
