@@ -9,7 +9,7 @@ import {
 } from '../../validate.js';
 import { Jump } from './jump.js';
 import { checkTableSize, Maglev } from './maglev.js';
-import type { HashOrder } from './order.js';
+import { type HashOrder, KEY_SEED, type KeyHash } from './order.js';
 import { ConsistentHash } from './picker.js';
 import { Rendezvous } from './rendezvous.js';
 import { MAX_VNODES, Ring } from './ring.js';
@@ -22,6 +22,8 @@ import type {
 
 const ALGORITHMS: readonly HashAlgorithm[] = ['ring', 'maglev', 'rendezvous', 'jump'];
 const AFFINITIES: readonly Affinity[] = ['strict', 'spill'];
+const TWO_POW_31 = 2 ** 31;
+const TWO_POW_32 = 2 ** 32;
 const OPTIONS = ['algorithm', 'vnodes', 'tableSize', 'boundedLoad', 'affinity', 'hash', 'fallback'];
 
 /**
@@ -65,6 +67,7 @@ export function consistentHash(options: ConsistentHashOptions = {}): ConsistentH
       options.hash,
     );
   }
+  if (options.hash !== undefined) checkHashOutput(options.hash);
   const fallback = options.fallback;
   if (fallback !== undefined) checkPickerObject('consistentHash.fallback', fallback);
   if (fallback !== undefined && typeof fallback.pick !== 'function') {
@@ -93,6 +96,23 @@ function only(field: string, value: unknown, algorithm: HashAlgorithm, owner: Ha
       `applies only to algorithm '${owner}' (algorithm is '${algorithm}')`,
       value,
     );
+  }
+}
+
+/**
+ * A custom hash is asked once, for a string and a byte key: a NaN, a float or a string from it
+ * would put every key at one point (`>>> 0` makes them 0), a silent imbalance; refuse it here.
+ */
+function checkHashOutput(hash: KeyHash): void {
+  for (const key of ['shardwise', new Uint8Array([115, 119])]) {
+    const h: unknown = hash(key, KEY_SEED);
+    if (typeof h !== 'number' || !Number.isInteger(h) || h < -TWO_POW_31 || h >= TWO_POW_32) {
+      throw new ConfigError(
+        'consistentHash.hash',
+        `must return a 32-bit integer (a uint32) for every key, and for ${typeof key === 'string' ? "the key 'shardwise'" : 'a 2-byte key'} did not`,
+        h,
+      );
+    }
   }
 }
 

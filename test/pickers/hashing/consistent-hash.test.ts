@@ -97,6 +97,29 @@ describe('consistentHash() options', () => {
     );
   });
 
+  it('rejects a custom hash whose output is not a 32-bit integer, which would stack every key on one point', () => {
+    for (const bad of [() => Number.NaN, () => 0.5, () => '7', () => undefined, () => 2 ** 32]) {
+      for (const algorithm of ['ring', 'maglev', 'rendezvous', 'jump'] as const) {
+        expect(() => consistentHash({ algorithm, hash: bad as never })).toThrow(
+          /`consistentHash\.hash` must return a 32-bit integer \(a uint32\) for every key, and for the key 'shardwise' did not, got /,
+        );
+      }
+    }
+    // Bytes too: a hash that handles strings only.
+    const stringsOnly = (key: string | Uint8Array) =>
+      typeof key === 'string' ? key.length : Number.NaN;
+    configError(() => consistentHash({ hash: stringsOnly }), 'consistentHash.hash');
+    // Signed 32-bit results are fine (they are read `>>> 0`), as are 0 and 2^32 − 1.
+    for (const good of [
+      () => -1,
+      () => 0,
+      () => 2 ** 32 - 1,
+      (k: string | Uint8Array) => k.length | 0x80000000,
+    ]) {
+      expect(consistentHash({ hash: good }).name).toBe('consistent-hash:ring');
+    }
+  });
+
   it('rejects unequal weights under jump, at rebuild', () => {
     const picker = consistentHash({ algorithm: 'jump' });
     configError(() => picker.rebuild(shards(3, [1, 1, 2])), 'shards[2].weight');
