@@ -312,7 +312,7 @@ export class Dispatcher<T> {
     run.shard = shard;
     this.#active.add(run);
     this.#inFlight++;
-    shard.start(run.bytes);
+    run.probe = shard.startAttempt(run.bytes);
     this.#candidates.update(shard, wasAvailable);
     const ctx = new AttemptContext(run.attempt);
     run.ctx = ctx;
@@ -368,14 +368,14 @@ export class Dispatcher<T> {
     // Availability before the limit moves: the slot count and the limit change together.
     const wasAvailable = this.#candidates.available(shard);
     feedback.sample(shard, latencyMs, !ok && feedback.drops(result, retryable));
-    this.#release(shard, run.bytes, wasAvailable);
+    this.#release(shard, run, wasAvailable);
     if (ok) {
-      feedback.succeeded(shard, now < run.attemptStartMs ? -1 : latencyMs, now);
+      feedback.succeeded(shard, now < run.attemptStartMs ? -1 : latencyMs, now, run.probe);
       if (this.#events.listenerCount('success') > 0)
         this.#events.emit('success', { shardId: shard.id, attempt: run.attempt, latencyMs });
       this.#settle(run, true, result);
     } else {
-      feedback.failed(shard, result, retryable, latencyMs, now);
+      feedback.failed(shard, result, retryable, latencyMs, now, run.probe);
       this.#attemptFailed(run, shard, result, retryable, latencyMs, now);
     }
     this.#serve(shard);
@@ -383,9 +383,9 @@ export class Dispatcher<T> {
   }
 
   /** Frees an attempt's slot (`wasAvailable`: the shard's availability before the attempt ended). */
-  #release(shard: Shard<T>, bytes: number, wasAvailable: boolean): void {
+  #release(shard: Shard<T>, run: Run<T>, wasAvailable: boolean): void {
     this.#inFlight--;
-    shard.end(bytes);
+    shard.endAttempt(run.bytes, run.probe);
     this.#candidates.update(shard, wasAvailable);
     if (shard.removed && shard.inFlight === 0) this.#parts.membership.released(shard);
   }
@@ -400,10 +400,11 @@ export class Dispatcher<T> {
     now: number,
   ): void {
     noteFailure(run, shard, error, now);
-    // A strict keyed run waits for its home's push-back in the home's line, to its deadline.
+    // A strict keyed run may use its home alone: it waits for the home's push-back.
+    const home = this.#parts.router.strict && run.key !== undefined ? run.keyed?.home : undefined;
     const pushBackWaitMs =
-      this.#parts.router.strict && run.key !== undefined
-        ? 0
+      home !== undefined
+        ? Math.max(0, home.pushBack.untilMs - now)
         : this.#candidates.pushBackWait(run, now);
     const decision = decideRunRetry(run, error, retryable, pushBackWaitMs, this.#parts);
     if (this.#events.listenerCount('failure') > 0) {
@@ -418,7 +419,7 @@ export class Dispatcher<T> {
     }
     if (!decision.retry) {
       if (decision.budgetRefused === true) this.#parts.figures.budgetExhausted++;
-      this.#settle(run, false, finalError(run, error, decision.reason, decision.exhausted));
+      this.#settle(run, false, finalError(run, error, decision, home));
       return;
     }
     const delayMs = decision.delayMs;
@@ -445,7 +446,7 @@ export class Dispatcher<T> {
       run.state = 'ending'; // its `ctx.signal` listeners run next (`#settle` ends its timer)
       run.ctx?.abort(reason);
       run.ctx = undefined;
-      this.#release(shard, run.bytes, this.#candidates.available(shard));
+      this.#release(shard, run, this.#candidates.available(shard));
       this.#settle(run, false, reason);
       this.#serve(shard);
       this.#pump();

@@ -289,11 +289,24 @@ export class ShardUnavailableError extends Error {
   readonly shardId: string;
   /** How long it waited, ms. */
   readonly waitedMs: number;
-  constructor(shardId: string, waitedMs: number, why: 'ejected' | 'pushback' | 'capped') {
+  /**
+   * @param pushBackMs set when the run did not wait: its home pushes back this long, past the
+   *   run's `timeoutMs`.
+   */
+  constructor(
+    shardId: string,
+    waitedMs: number,
+    why: 'ejected' | 'pushback' | 'capped',
+    pushBackMs?: number,
+  ) {
+    const what =
+      pushBackMs !== undefined
+        ? `pushes back for ${Math.ceil(pushBackMs)} ms, longer than the run's timeoutMs`
+        : `was ${
+            why === 'ejected' ? 'ejected' : why === 'pushback' ? 'pushing back' : 'at its cap'
+          } for ${Math.round(waitedMs)} ms (the run's timeoutMs)`;
     super(
-      `the key's home shard "${shardId}" was ${
-        why === 'ejected' ? 'ejected' : why === 'pushback' ? 'pushing back' : 'at its cap'
-      } for ${Math.round(waitedMs)} ms (the run's timeoutMs); with strict affinity a keyed run goes nowhere else — use consistentHash({ affinity: 'spill' }) to let it move`,
+      `the key's home shard "${shardId}" ${what}; with strict affinity a keyed run goes nowhere else — use consistentHash({ affinity: 'spill' }) to let it move`,
     );
     brand(this, 'SHARDWISE_SHARD_UNAVAILABLE', 'ShardUnavailableError');
     this.shardId = shardId;

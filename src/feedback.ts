@@ -56,11 +56,11 @@ export class Feedback<T> {
   }
 
   /** The attempt succeeded after `latencyMs` (−1: unknown, the clock stepped back during it). */
-  succeeded(shard: Shard<T>, latencyMs: number, nowMs: number): void {
+  succeeded(shard: Shard<T>, latencyMs: number, nowMs: number, probe: boolean): void {
     shard.successes++;
     if (latencyMs >= 0) shard.ewma.observeAt(latencyMs, nowMs);
     shard.recordOutcome(false, nowMs);
-    this.outliers?.onSuccess(shard, nowMs);
+    this.outliers?.onSuccess(shard, nowMs, probe);
   }
 
   /**
@@ -78,6 +78,7 @@ export class Feedback<T> {
     retryable: boolean,
     latencyMs: number,
     nowMs: number,
+    probe: boolean,
   ): void {
     if (error instanceof PushBackError) {
       shard.holdPushBack(error.retryAfterMs);
@@ -89,7 +90,7 @@ export class Feedback<T> {
     if (latencyMs > shard.ewma.valueAt(nowMs)) shard.ewma.observeAt(latencyMs, nowMs);
     else shard.ewma.hold(nowMs);
     shard.recordOutcome(true, nowMs);
-    this.outliers?.onFailure(shard, nowMs);
+    this.outliers?.onFailure(shard, nowMs, probe);
   }
 
   /**

@@ -3,7 +3,7 @@
  * the jitter and taking a token from the budget, both passed in) from the error, the attempt and
  * the run's options. The balancer carries it out.
  */
-import { RetriesExhaustedError, ShardRemovedError } from './errors.js';
+import { RetriesExhaustedError, ShardRemovedError, ShardUnavailableError } from './errors.js';
 import { backoffDelay, provesNotSent, type ResolvedRetryOptions } from './health/retry.js';
 import type { Run } from './run.js';
 import type { Shard } from './shard.js';
@@ -36,7 +36,14 @@ export interface RetryInput {
 /** Retry after `delayMs`, or settle the run (with `RetriesExhaustedError` when `exhausted`). */
 export type RetryDecision =
   | { retry: true; delayMs: number }
-  | { retry: false; reason: string; exhausted: boolean; budgetRefused?: true };
+  | {
+      retry: false;
+      reason: string;
+      exhausted: boolean;
+      budgetRefused?: true;
+      /** Set when push-back outlasts the run's `timeoutMs`: how long it holds, ms. */
+      pushBackMs?: number;
+    };
 
 /** Takes one retry from a budget, or refuses. */
 export interface BudgetLike {
@@ -71,10 +78,12 @@ export function decideRetry(
   // Only a push-back wait is bounded by `timeoutMs` (it bounds one attempt): a backoff is the
   // retry's own pause, however long, and the caller's signal bounds the whole run.
   if (input.pushBackWaitMs > input.timeoutMs) {
-    return settle(
-      `every shard it may use pushes back for ${Math.ceil(input.pushBackWaitMs)} ms, longer than its timeoutMs (${input.timeoutMs})`,
-      true,
-    );
+    return {
+      retry: false,
+      reason: `every shard it may use pushes back for ${Math.ceil(input.pushBackWaitMs)} ms, longer than its timeoutMs (${input.timeoutMs})`,
+      exhausted: true,
+      pushBackMs: input.pushBackWaitMs,
+    };
   }
   let delayMs = backoffDelay(input.attempt, retry.baseMs, retry.maxMs, random);
   if (input.pushBackWaitMs > delayMs) delayMs = input.pushBackWaitMs;
@@ -104,16 +113,19 @@ export function decideRunRetry<T>(
     random: () => number;
   },
 ): RetryDecision {
+  const owed = error instanceof ShardRemovedError;
   const input: RetryInput = {
     retryable,
     error,
-    attempt: run.attempt,
+    // Owed attempts (this one, and earlier ones) count neither against `attempts` nor the backoff.
+    attempt: run.attempt - run.owed,
     idempotent: run.idempotent,
     aborted: run.signal?.aborted === true,
     pushBackWaitMs,
     timeoutMs: run.timeoutMs,
-    owed: error instanceof ShardRemovedError,
+    owed,
   };
+  if (owed) run.owed++;
   return decideRetry(input, parts.retry, parts.budget, parts.random);
 }
 
@@ -132,14 +144,19 @@ export function noteFailure<T>(run: Run<T>, shard: Shard<T>, error: unknown, now
 
 /**
  * What a run that will not be retried settles with: its error as it is after a single attempt
- * that was not retried by choice, else `RetriesExhaustedError` holding every attempt.
+ * that was not retried by choice, `ShardUnavailableError` for a strict keyed run whose `home`
+ * pushes back past its `timeoutMs`, else `RetriesExhaustedError` holding every attempt.
  */
 export function finalError<T>(
   run: Run<T>,
   error: unknown,
-  reason: string,
-  exhausted: boolean,
+  decision: { reason: string; exhausted: boolean; pushBackMs?: number },
+  home?: Shard<T>,
 ): unknown {
+  const { reason, exhausted, pushBackMs } = decision;
+  if (home !== undefined && pushBackMs !== undefined) {
+    return new ShardUnavailableError(home.id, 0, 'pushback', pushBackMs);
+  }
   const records = run.records ?? [];
   if (!exhausted && records.length <= 1) return error;
   const rule =

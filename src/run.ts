@@ -160,6 +160,10 @@ export class Run<T> implements QueueNode {
   /** Counted in the balancer's waiting figures (queued for a first attempt, or retrying). */
   waiting = false;
   attempt = 0;
+  /** Attempts the balancer ended itself (shard removed without drain): not counted against `retry.attempts`. */
+  owed = 0;
+  /** The current attempt is its shard's probe (the shard was probing when it started). */
+  probe = false;
   /** Bumped when an attempt ends, so a late settlement of an old attempt is ignored. */
   token = 0;
   /** An abort (or close) that came while the run was `ending`: it stops a retry. */

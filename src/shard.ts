@@ -81,6 +81,9 @@ export class Shard<T = unknown> extends InFlight implements ShardState<T> {
     this.loadReports = new LoadReportStore(clock);
   }
 
+  /** Probe calls in flight (0 or 1), counted only while the shard is probing. */
+  private probes = 0;
+
   get inFlight(): number {
     return this.count;
   }
@@ -137,9 +140,26 @@ export class Shard<T = unknown> extends InFlight implements ShardState<T> {
     };
   }
 
-  /** Below its cap (a probing shard takes one call at a time). */
+  /**
+   * Below its cap; a probing shard takes one probe at a time, whatever calls from before its
+   * ejection still run (they are not the probe, and must not keep it from being sent).
+   */
   get hasRoom(): boolean {
-    return this.count < (this.health.state === 'probing' ? 1 : this.limit);
+    return this.count < this.limit && (this.health.state !== 'probing' || this.probes === 0);
+  }
+
+  /** Starts an attempt; true when it is the probe of a probing shard (its outcome decides). */
+  startAttempt(bytes: number): boolean {
+    this.start(bytes);
+    if (this.health.state !== 'probing') return false;
+    this.probes++;
+    return true;
+  }
+
+  /** Ends an attempt (`probe`: what {@link startAttempt} said of it). */
+  endAttempt(bytes: number, probe: boolean): void {
+    this.end(bytes);
+    if (probe) this.probes--;
   }
 
   /** The shard asked for `ms` of relief (429, SlowDown, Retry-After): its cost rises that long. */

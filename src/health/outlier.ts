@@ -35,25 +35,29 @@ export class OutlierDetector<S extends HealthSubject> {
     private readonly host: OutlierHost<S>,
   ) {}
 
-  /** An attempt on `shard` succeeded at `nowMs` (the balancer clock's time). */
-  onSuccess(shard: S, nowMs: number = this.host.clock.now()): void {
+  /**
+   * An attempt on `shard` succeeded at `nowMs` (the balancer clock's time); `probe`: it was the
+   * probe of a probing shard. Only the probe decides: a call from before the ejection does not.
+   */
+  onSuccess(shard: S, nowMs: number = this.host.clock.now(), probe = true): void {
     const health = shard.health;
     health.consecutiveFailures = 0;
     this.count(health, false, nowMs);
     // A shard removed while its probe ran is gone: its `restore` would name the next with its id.
-    if (health.state === 'probing' && !shard.removed) {
+    if (health.state === 'probing' && probe && !shard.removed) {
       health.state = 'healthy';
       health.restoredAtMs = nowMs;
       this.host.healthChanged(shard, 'restore', 0);
     }
   }
 
-  /** An attempt on `shard` failed by the shard's fault at `nowMs`. */
-  onFailure(shard: S, nowMs: number = this.host.clock.now()): void {
+  /** An attempt on `shard` failed by the shard's fault at `nowMs` (`probe`: see `onSuccess`). */
+  onFailure(shard: S, nowMs: number = this.host.clock.now(), probe = true): void {
     const health = shard.health;
     health.consecutiveFailures++;
     const rateTripped = this.count(health, true, nowMs);
     if (shard.removed || health.state === 'ejected') return;
+    if (health.state === 'probing' && !probe) return;
     if (
       health.state === 'probing' ||
       health.consecutiveFailures >= this.options.consecutiveFailures ||

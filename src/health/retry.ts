@@ -60,25 +60,39 @@ export const CONNECT_ERROR_CODES: ReadonlySet<string> = new Set([
   'UND_ERR_CONNECT_TIMEOUT',
 ]);
 
+/** Causes read before giving up: far more than any real chain. */
+const MAX_CAUSE_DEPTH = 32;
+
 /**
  * True when the error proves the call never reached the shard (connection refused, no route,
  * push-back before work), so even a non-idempotent run may go elsewhere. Errors may also say so
  * with `notSent: true`.
  */
 export function provesNotSent(error: unknown): boolean {
-  if (typeof error !== 'object' || error === null) return false;
-  const notSent = (error as { notSent?: unknown }).notSent;
-  if (notSent === true) return true;
-  if (notSent === false) return false; // the error knows better than its causes
-  const code = (error as { code?: unknown }).code;
-  if (
-    typeof code === 'string' &&
-    (CONNECT_ERROR_CODES.has(code) || code === 'SHARDWISE_PUSH_BACK')
-  ) {
-    return true;
+  // A loop, to a depth: a cause chain may cycle (a → b → a), and a getter may throw; either
+  // would otherwise leave the run that failed unsettled.
+  let current = error;
+  try {
+    for (let depth = 0; depth < MAX_CAUSE_DEPTH; depth++) {
+      if (typeof current !== 'object' || current === null) return false;
+      const notSent = (current as { notSent?: unknown }).notSent;
+      if (notSent === true) return true;
+      if (notSent === false) return false; // the error knows better than its causes
+      const code = (current as { code?: unknown }).code;
+      if (
+        typeof code === 'string' &&
+        (CONNECT_ERROR_CODES.has(code) || code === 'SHARDWISE_PUSH_BACK')
+      ) {
+        return true;
+      }
+      const cause: unknown = (current as { cause?: unknown }).cause;
+      if (cause === current) return false;
+      current = cause;
+    }
+  } catch {
+    // An error whose properties throw proves nothing.
   }
-  const cause = (error as { cause?: unknown }).cause;
-  return cause !== undefined && cause !== error && provesNotSent(cause);
+  return false;
 }
 
 /** Full-jitter backoff (AWS architecture blog): uniform in [0, min(max, base × 2^(retry−1))). */
@@ -88,7 +102,8 @@ export function backoffDelay(
   maxMs: number,
   random: () => number,
 ): number {
-  const ceiling = Math.min(maxMs, baseMs * 2 ** (retry - 1));
+  // Past 2^1023 the power is Infinity, and 0 × Infinity is NaN: a 0 base stays 0.
+  const ceiling = baseMs === 0 ? 0 : Math.min(maxMs, baseMs * 2 ** Math.min(retry - 1, 1023));
   return random() * ceiling;
 }
 

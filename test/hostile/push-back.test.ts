@@ -181,7 +181,7 @@ describe('no wait outlives the run’s timeoutMs (virtual time)', () => {
     await balancer.close();
   });
 
-  it('a strict keyed run waiting for its pushed-back home gives up at its timeoutMs, not the push-back’s end', async () => {
+  it('a strict keyed run whose home pushes back past its timeoutMs settles at once; one arriving later waits in line to its timeoutMs', async () => {
     const clock = new ManualClock();
     const balancer = new Balancer({
       shards: pushBackShards(3),
@@ -190,10 +190,24 @@ describe('no wait outlives the run’s timeoutMs (virtual time)', () => {
       random: seededRandom(2),
       timeoutMs: 5_000,
     });
+    const events: string[] = [];
+    balancer.on('failure', (e) => events.push(`failure willRetry=${e.willRetry}`));
+    balancer.on('retry', () => events.push('retry'));
     let pushed = false;
-    let settled: unknown;
-    void balancer
-      .run(
+    const settledOf = (p: Promise<unknown>) => {
+      const box: { value?: unknown } = {};
+      p.then(
+        (value) => {
+          box.value = value;
+        },
+        (error) => {
+          box.value = error;
+        },
+      );
+      return box;
+    };
+    const first = settledOf(
+      balancer.run(
         async () => {
           if (!pushed) {
             pushed = true;
@@ -202,21 +216,23 @@ describe('no wait outlives the run’s timeoutMs (virtual time)', () => {
           return 'written';
         },
         { key: 'k', idempotent: true },
-      )
-      .then(
-        (value) => {
-          settled = value;
-        },
-        (error) => {
-          settled = error;
-        },
-      );
-    // The wait starts after the retry's backoff (under 50 ms) and lasts at most timeoutMs.
+      ),
+    );
+    // Its retry could only wait for the push-back, longer than timeoutMs: no retry is announced.
+    await tick(clock, 0);
+    expect(first.value).toBeInstanceOf(ShardUnavailableError);
+    expect((first.value as ShardUnavailableError).waitedMs).toBe(0);
+    expect((first.value as Error).message).toMatch(
+      /pushes back for 2592000000 ms, longer than the run's timeoutMs/,
+    );
+    expect(events).toEqual(['failure willRetry=false']);
+    // A run for the same key now waits in the home's line, at most its timeoutMs.
+    const second = settledOf(balancer.run(async () => 'written', { key: 'k', idempotent: true }));
     await tick(clock, 4_999);
-    expect(settled).toBeUndefined();
-    await tick(clock, 1 + FIRST_BACKOFF_MS);
-    expect(settled).toBeInstanceOf(ShardUnavailableError);
-    expect((settled as ShardUnavailableError).waitedMs).toBeLessThanOrEqual(5_000);
+    expect(second.value).toBeUndefined();
+    await tick(clock, 1);
+    expect(second.value).toBeInstanceOf(ShardUnavailableError);
+    expect((second.value as ShardUnavailableError).waitedMs).toBe(5_000);
     await flush();
     await balancer.close({ drain: false });
   });
