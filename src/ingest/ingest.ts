@@ -104,12 +104,13 @@ export async function drive<T, Rec>(
       if (sync) next = (iterator as Iterator<Rec>).next();
       else {
         const pending = (iterator as AsyncIterator<Rec>).next();
-        next = await Promise.race([pending, interrupted!.promise]);
+        next = await interrupted!.race(pending);
         if (next === INTERRUPTED) {
           // An abort, a close or a callback's throw came while the source was still producing:
-          // a record it yields later is taken and reported failed with that cause, never dropped.
+          // a record it yields later is reported failed with that cause, never dropped — counted
+          // in the summary while it is open, else (the summary is final) to `onFailed` alone.
           const why = stopped()!;
-          pending.then(
+          Promise.resolve(pending).then(
             (late) => {
               if (typeof late !== 'object' || late === null || late.done) return;
               ledger.take();
@@ -172,24 +173,49 @@ export async function drive<T, Rec>(
 const INTERRUPTED = { done: false, value: undefined } as IteratorResult<never>;
 
 /**
- * A promise that resolves (with {@link INTERRUPTED}) when `signal` aborts, the balancer closes or
- * a callback throws — so a source with nothing to give (a queue consumer on an empty queue) does
- * not hold the ingestion; `dispose` stops listening.
+ * Races each read of the source against an abort of `signal`, the balancer's close or a
+ * callback's throw (resolving with {@link INTERRUPTED}), so a source with nothing to give (a
+ * queue consumer on an empty queue) does not hold the ingestion; `dispose` stops listening.
+ * Each read gets a promise of its own: `Promise.race` against one long-lived promise would keep a
+ * reaction per read on it — every record's result — until the ingestion ends.
  */
 function interruption<T, Rec>(
   runner: RunnerLike<T>,
   ledger: Ledger<Rec>,
   signal: AbortSignal | undefined,
-): { promise: Promise<IteratorResult<never>>; dispose: () => void } {
-  let wake!: () => void;
-  const promise = new Promise<IteratorResult<never>>((resolve) => {
-    wake = () => resolve(INTERRUPTED);
-  });
+): {
+  race: (read: Promise<IteratorResult<Rec>>) => Promise<IteratorResult<Rec>>;
+  dispose: () => void;
+} {
+  let fired = false;
+  let waiting: ((result: IteratorResult<Rec>) => void) | undefined;
+  const wake = (): void => {
+    fired = true;
+    const resolve = waiting;
+    waiting = undefined;
+    resolve?.(INTERRUPTED);
+  };
   signal?.addEventListener('abort', wake, { once: true });
   const unlisten = runner[ON_CLOSE]?.(wake);
   ledger.onCallbackError = wake;
   return {
-    promise,
+    race: (read) => {
+      if (fired) return Promise.resolve(INTERRUPTED);
+      return new Promise<IteratorResult<Rec>>((resolve, reject) => {
+        waiting = resolve;
+        // `next()` of a hand-written iterator may return a plain result, not a promise.
+        Promise.resolve(read).then(
+          (result) => {
+            waiting = undefined;
+            resolve(result);
+          },
+          (error: unknown) => {
+            waiting = undefined;
+            reject(error);
+          },
+        );
+      });
+    },
     dispose: () => {
       signal?.removeEventListener('abort', wake);
       unlisten?.();

@@ -3,6 +3,7 @@
  * failed. The ledger counts them (and what is still held), keeps the failures, calls `onFailed`
  * and `onProgress`, and tells whoever waits when records settle.
  */
+import { rethrowLater } from '../callbacks.js';
 import type { Clock } from '../types.js';
 import type { IngestProgress, IngestSummary } from './types.js';
 
@@ -88,6 +89,10 @@ export class Ledger<Rec> {
 
   /** `record` is not written, for good: listed with `error`, reported to `onFailed`. */
   fail(record: Rec, error: unknown, bytes = 0): void {
+    if (this.#closed) {
+      this.#failedLate(record, error);
+      return;
+    }
     const s = this.summary;
     this.held--;
     this.heldBytes -= bytes;
@@ -132,6 +137,18 @@ export class Ledger<Rec> {
       this.#progress(true);
     }
     return this.summary;
+  }
+
+  /**
+   * A record the source yielded after the account closed (it was still producing when the
+   * ingestion stopped): `onFailed` hears of it, the final summary does not change.
+   */
+  #failedLate(record: Rec, error: unknown): void {
+    try {
+      this.#hooks.onFailed?.(record, error);
+    } catch (thrown) {
+      rethrowLater(thrown);
+    }
   }
 
   #settled(): void {
