@@ -53,7 +53,7 @@ export function membership(
  * sloppy-mode code too (a plain CommonJS picker), where a write to a frozen data field is
  * silently dropped and would pass unseen.
  */
-function readOnly(fields: Record<string, () => unknown>): object {
+export function readOnly(fields: Record<string, () => unknown>): object {
   const view = {};
   for (const [name, get] of Object.entries(fields)) {
     Object.defineProperty(view, name, {

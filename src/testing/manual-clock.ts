@@ -31,6 +31,11 @@ export class ManualClock implements Clock {
   }
 
   setTimer(fn: () => void, ms: number): () => void {
+    if (typeof fn !== 'function') throw new ConfigError('setTimer fn', 'must be a function', fn);
+    // NaN would sort nowhere: every timer set after it could be passed over by `advance()`.
+    if (typeof ms !== 'number' || Number.isNaN(ms)) {
+      throw new ConfigError('setTimer ms', 'must be a number of ms', ms);
+    }
     const timer: Timer = { at: this.time + Math.max(0, ms), seq: this.seq++, fn, cancelled: false };
     // Keep sorted by (at, seq): binary search for the first timer due later than this one.
     let lo = 0;

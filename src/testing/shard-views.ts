@@ -14,6 +14,7 @@ import {
   positiveFinite,
   positiveInt,
 } from '../validate.js';
+import { readOnly } from './conformance-fleet.js';
 
 /** A shard as {@link remapFraction} takes it: an id, or a spec without a required target. */
 export type ShardLike =
@@ -92,7 +93,7 @@ function view(shard: string | ShardViewSpec, index: number, field: string): Shar
   const reported =
     spec.reportedLoad === undefined ? undefined : figure(at('reportedLoad'), spec.reportedLoad);
   const extra = reported ?? 0;
-  return Object.freeze({
+  return readOnlyView({
     id: spec.id,
     target: spec.target ?? spec.id,
     weight: spec.weight === undefined ? 1 : positiveFinite(at('weight'), spec.weight),
@@ -156,4 +157,14 @@ function labelsOf(field: string, labels: unknown): Record<string, string> {
   }
   for (const [name, value] of Object.entries(labels as object)) text(`${field}.${name}`, value);
   return labels as Record<string, string>;
+}
+
+/**
+ * A view of `fields` whose every field throws on a write, in sloppy-mode code too (a CommonJS
+ * picker), where a write to a frozen data field would be dropped unseen.
+ */
+function readOnlyView(fields: Omit<ShardState, 'target'> & { target: unknown }): ShardState {
+  const getters: Record<string, () => unknown> = {};
+  for (const [name, value] of Object.entries(fields)) getters[name] = () => value;
+  return readOnly(getters) as ShardState;
 }

@@ -6,8 +6,10 @@
  * each have their own file.
  */
 import { Balancer } from '../balancer.js';
-import { ConfigError, renamedConfigError } from '../errors.js';
+import { ConfigError, PushBackError, renamedConfigError, TimeoutError } from '../errors.js';
 import { createRandom } from '../random.js';
+import type { RunContext } from '../run.js';
+import type { ShardState } from '../types.js';
 import { ManualClock } from './manual-clock.js';
 import type { Series } from './series.js';
 import { SeriesSampler } from './series.js';
@@ -78,7 +80,7 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
   scheduleChanges(o.shards, sims, clock);
 
   const requests = o.requests;
-  const measurement = new Measurement(requests);
+  const measurement = new Measurement(requests, sims.length);
   const nextKey = keyGenerator(o.keys, streams('keys'));
   const plain = { idempotent: true };
   const closedLoop = o.arrivals === undefined;
@@ -88,8 +90,39 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
   let measuring = o.warmupMs === 0 && o.warmupRequests === 0;
   const endWarmup = (): void => {
     measuring = true;
-    measurement.endWarmup(clock.now(), issued, balancer.stats(), sims);
+    measurement.endWarmup(clock.now(), issued, sims);
   };
+  // A measured run's attempts are counted by the run (a warm-up run may retry after the warm-up).
+  const callMeasured = (shard: ShardState<SimShard>, ctx: RunContext): Promise<undefined> => {
+    const index = shard.index;
+    measurement.attempt(index, ctx.attempt);
+    let failed = false;
+    const fail = (): void => {
+      if (failed) return;
+      failed = true;
+      measurement.attemptFailed(index);
+    };
+    // A timeout fails the attempt when it fires (what the shard answers later is not heard).
+    const unlisten = ctx.onAbort((reason) => {
+      if (reason instanceof TimeoutError) fail();
+    });
+    return callShard(shard, ctx).then(
+      (value) => {
+        unlisten();
+        return value;
+      },
+      (error: unknown) => {
+        unlisten();
+        if (!(error instanceof PushBackError)) fail();
+        throw error;
+      },
+    );
+  };
+  // In a closed loop, runs that settle in 0 ms of virtual time never let a `warmupMs` come.
+  const stuckAfter = Math.max(100_000, 10 * o.concurrency);
+  let instantMs = Number.NaN;
+  let atInstant = 0;
+  let stuck: ConfigError | undefined;
   if (!measuring) {
     for (const sim of sims) sim.measuring = false;
     // Set first, so it fires before any other event due at the same time.
@@ -105,10 +138,27 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
     const done = (ok: boolean): void => {
       settled++;
       if (measured) measurement.record(clock.now() - admittedMs, ok);
-      if (closedLoop && measuredIssued < requests) issue();
+      if (!closedLoop || measuredIssued >= requests || stuck !== undefined) return;
+      if (!measuring) {
+        const now = clock.now();
+        if (now !== instantMs) {
+          instantMs = now;
+          atInstant = 0;
+        }
+        if (++atInstant > stuckAfter) {
+          stuck = new ConfigError(
+            'warmupMs',
+            `is never reached: in a closed loop the runs settle in 0 ms of virtual time (${atInstant} of them at ${now} ms), so time does not pass; use warmupRequests`,
+            o.warmupMs,
+          );
+          return;
+        }
+      }
+      issue();
     };
     const key = nextKey?.();
-    balancer.run(callShard, key === undefined ? plain : { idempotent: true, key }).then(
+    const fn = measured ? callMeasured : callShard;
+    balancer.run(fn, key === undefined ? plain : { idempotent: true, key }).then(
       () => done(true),
       () => done(false),
     );
@@ -130,6 +180,7 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
   for (;;) {
     await new Promise<void>((resolve) => setImmediate(resolve));
     for (const sim of sims) if (sim.fatal !== undefined) throw sim.fatal;
+    if (stuck !== undefined) throw stuck;
     if (measuredIssued >= requests && settled >= issued) break;
     const next = clock.nextTimerAt();
     if (next === undefined) {
@@ -143,7 +194,7 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
   const durationMs = clock.now();
   sampler.sampleBefore(durationMs, true);
   return {
-    ...measurement.summarize(balancer.stats(), sims, o.keepSorted),
+    ...measurement.summarize(sims, o.keepSorted),
     series: sampler.result(),
     durationMs,
   };

@@ -4,6 +4,7 @@
  * imbalance. The quantile here is the one every shardwise table uses (the CLI's included), so a
  * p99 means the same thing wherever it is printed.
  */
+import { ConfigError } from '../errors.js';
 import type { SimShard } from './sim-shard.js';
 
 /**
@@ -71,12 +72,6 @@ export interface WarmupSummary {
   ms: number;
 }
 
-/** The balancer counters the summary reads (a subset of `stats()`). */
-interface Counters {
-  retries: number;
-  shards: readonly { requests: number; failures: number }[];
-}
-
 /**
  * The nearest-rank q-quantile of ascending values: the smallest value with at least a fraction q
  * of the values at or below it (0 for none). Exact on the values given, no interpolation.
@@ -85,8 +80,14 @@ interface Counters {
  * quantile(Float64Array.from([5, 1, 3]).sort(), 0.5); // 3
  */
 export function quantile(sorted: ArrayLike<number>, q: number): number {
-  if (sorted.length === 0) return 0;
-  const rank = Math.min(sorted.length, Math.max(1, Math.ceil(q * sorted.length)));
+  if (typeof q !== 'number' || !(q >= 0 && q <= 1)) {
+    throw new ConfigError('q', 'must be a number from 0 to 1', q);
+  }
+  const n = sorted.length;
+  if (n === 0) return 0;
+  // q × n carries the rounding of q (0.07 × 100 is 7.000000000000001): a few ulps off an integer
+  // is that integer, or the rank would be one too high.
+  const rank = Math.min(n, Math.max(1, Math.ceil(q * n - n * 4 * Number.EPSILON)));
   return sorted[rank - 1]!;
 }
 
@@ -114,29 +115,44 @@ function cdfOf(sorted: Float64Array): { q: number[]; ms: number[] } {
 }
 
 /**
- * The runs of one simulation: each measured run's latency and outcome, and the balancer's
- * counters when the warm-up ended (subtracted from the final ones).
+ * The runs of one simulation: each measured run's latency and outcome, and its attempts per
+ * shard, counted by the run (a warm-up run's retries and failures after the warm-up ended are
+ * the warm-up's, not the measurement's).
  */
 export class Measurement {
   readonly latencies: Float64Array;
   private settled = 0;
   private failed = 0;
-  private base: Counters | undefined;
+  private retries = 0;
+  private readonly attempts: Float64Array;
+  private readonly failures: Float64Array;
   readonly warmup: WarmupSummary = { requests: 0, ms: 0 };
 
-  constructor(readonly requests: number) {
+  constructor(
+    readonly requests: number,
+    shards: number,
+  ) {
     this.latencies = new Float64Array(requests);
+    this.attempts = new Float64Array(shards);
+    this.failures = new Float64Array(shards);
   }
 
-  /** Ends the warm-up at `nowMs`, after `admitted` runs; `counters` are the balancer's then. */
-  endWarmup(nowMs: number, admitted: number, counters: Counters, sims: readonly SimShard[]): void {
+  /** Ends the warm-up at `nowMs`, after `admitted` runs. */
+  endWarmup(nowMs: number, admitted: number, sims: readonly SimShard[]): void {
     this.warmup.ms = nowMs;
     this.warmup.requests = admitted;
-    this.base = {
-      retries: counters.retries,
-      shards: counters.shards.map(({ requests, failures }) => ({ requests, failures })),
-    };
     for (const sim of sims) sim.measuring = true;
+  }
+
+  /** A measured run's attempt number `attempt` started on shard `index`. */
+  attempt(index: number, attempt: number): void {
+    this.attempts[index]!++;
+    if (attempt > 1) this.retries++;
+  }
+
+  /** A measured run's attempt on shard `index` failed (as the balancer counts: timeouts too). */
+  attemptFailed(index: number): void {
+    this.failures[index]!++;
   }
 
   /** A measured run settled after `ms`. */
@@ -145,17 +161,14 @@ export class Measurement {
     if (!ok) this.failed++;
   }
 
-  /** The figures of the measured runs, from the balancer's final counters. */
-  summarize(counters: Counters, sims: readonly SimShard[], keepSorted: boolean) {
-    const base = this.base;
+  /** The figures of the measured runs. */
+  summarize(sims: readonly SimShard[], keepSorted: boolean) {
     const perShard = sims.map((sim, i): ShardResult => {
-      const s = counters.shards[i]!;
-      const before = base?.shards[i];
       const own = Float64Array.from(sim.latencies).sort();
       return {
         id: sim.id,
-        requests: s.requests - (before?.requests ?? 0),
-        failures: s.failures - (before?.failures ?? 0),
+        requests: this.attempts[i]!,
+        failures: this.failures[i]!,
         p99: quantile(own, 0.99),
         maxInFlight: sim.maxInFlight,
       };
@@ -185,7 +198,7 @@ export class Measurement {
       perShard,
       imbalance: meanRequests > 0 ? max / meanRequests : 0,
       failures: this.failed,
-      retries: counters.retries - (base?.retries ?? 0),
+      retries: this.retries,
       warmup: this.warmup,
     };
   }
