@@ -1,3 +1,4 @@
+import type { RecordWithTtl } from 'node:dns';
 import type { Resolver } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import type { ResolvedDnsOptions } from './options.js';
@@ -23,8 +24,11 @@ export interface Resolution {
   errors: unknown[];
 }
 
-/** The addresses each SRV target host answered with last: what a failed lookup falls back to. */
-export type KnownHosts = Map<string, string[]>;
+/**
+ * The addresses each name (the watched hostname, or an SRV target host) answered with last, per
+ * family: what a failed lookup falls back to.
+ */
+export type KnownHosts = Map<string, { v4: string[]; v6: string[] }>;
 
 /**
  * Resolves the watch's name to shards. A/AAAA: every address at `port`. SRV (RFC 2782): the
@@ -43,9 +47,9 @@ export async function resolveShards(
   known: KnownHosts = new Map(),
 ): Promise<Resolution> {
   if (query.kind === 'hostname') {
-    const { addresses, ttlMs } = await resolveHost(resolver, query.name);
-    const records = addresses.map((address) => record(address, query.port, 1));
-    return { records, ttlMs, errors: [] };
+    const host = await resolveHost(resolver, query.name, known);
+    const records = host.addresses.map((address) => record(address, query.port, 1));
+    return { records, ttlMs: host.ttlMs, errors: host.error === undefined ? [] : [host.error] };
   }
   const srv = await resolver.resolveSrv(query.name);
   if (srv.length === 0) throw noData(query.name);
@@ -54,7 +58,7 @@ export async function resolveShards(
   // RFC 2782: weight 0 means "very rarely" when others have weight; all 0 means equal shares.
   const positive = group.filter((r) => r.weight > 0).map((r) => r.weight);
   const zeroWeight = positive.length === 0 ? 1 : Math.min(...positive) / 100;
-  const hosts = await Promise.allSettled(group.map((r) => resolveHost(resolver, r.name)));
+  const hosts = await Promise.allSettled(group.map((r) => resolveHost(resolver, r.name, known)));
   const byId = new Map<string, DnsRecord>();
   let ttlMs = Number.POSITIVE_INFINITY;
   const errors: unknown[] = [];
@@ -63,11 +67,12 @@ export async function resolveShards(
     let addresses: readonly string[];
     if (host.status === 'rejected') {
       errors.push(host.reason);
-      addresses = known.get(r.name) ?? [];
+      const last = known.get(r.name);
+      addresses = last === undefined ? [] : [...last.v4, ...last.v6];
     } else {
       ttlMs = Math.min(ttlMs, host.value.ttlMs);
       addresses = host.value.addresses;
-      known.set(r.name, host.value.addresses);
+      if (host.value.error !== undefined) errors.push(host.value.error);
     }
     for (const address of addresses) {
       const next = record(address, r.port, r.weight > 0 ? r.weight : zeroWeight);
@@ -84,21 +89,32 @@ export async function resolveShards(
   return { records: [...byId.values()], ttlMs, errors };
 }
 
-/** A and AAAA records of `name`; one family failing is fine when the other answers. */
+/** Codes that say a family has no records, not that the lookup failed. */
+const NO_RECORDS = new Set(['ENODATA', 'ENOTFOUND']);
+
+/**
+ * A and AAAA records of `name`. A family with no records (`ENODATA`) is fine when the other
+ * answers; a family whose lookup failed (SERVFAIL, a timeout) keeps the addresses it had last in
+ * `known` — a hiccup on AAAA alone must not drain the IPv6 shards — and its error is `error`.
+ */
 async function resolveHost(
   resolver: Resolver,
   name: string,
-): Promise<{ addresses: string[]; ttlMs: number }> {
+  known: KnownHosts,
+): Promise<{ addresses: string[]; ttlMs: number; error?: unknown }> {
   // An SRV target or a hostname may already be an address (dnsmasq, tests, static setups).
   if (isIP(name) !== 0) return { addresses: [name], ttlMs: Number.POSITIVE_INFINITY };
   const [v4, v6] = await Promise.allSettled([
     resolver.resolve4(name, { ttl: true }),
     resolver.resolve6(name, { ttl: true }),
   ]);
-  const answers = [
-    ...(v4.status === 'fulfilled' ? v4.value : []),
-    ...(v6.status === 'fulfilled' ? v6.value : []),
-  ];
+  const last = known.get(name);
+  const failed = (family: PromiseSettledResult<unknown>): boolean =>
+    family.status === 'rejected' &&
+    !NO_RECORDS.has(String((family.reason as { code?: unknown } | undefined)?.code));
+  const answered = (family: PromiseSettledResult<RecordWithTtl[]>) =>
+    family.status === 'fulfilled' ? family.value : [];
+  const answers = [...answered(v4), ...answered(v6)];
   if (answers.length === 0) {
     // The A query's error says most (NXDOMAIN, SERVFAIL, timeout); AAAA's is usually ENODATA.
     if (v4.status === 'rejected') throw v4.reason;
@@ -107,7 +123,17 @@ async function resolveHost(
   }
   let ttl = Number.POSITIVE_INFINITY;
   for (const a of answers) ttl = Math.min(ttl, a.ttl);
-  return { addresses: answers.map((a) => a.address), ttlMs: ttl * 1_000 };
+  const now = {
+    v4: failed(v4) ? (last?.v4 ?? []) : answered(v4).map((a) => a.address),
+    v6: failed(v6) ? (last?.v6 ?? []) : answered(v6).map((a) => a.address),
+  };
+  known.set(name, now);
+  const error = failed(v4)
+    ? (v4 as PromiseRejectedResult).reason
+    : failed(v6)
+      ? (v6 as PromiseRejectedResult).reason
+      : undefined;
+  return { addresses: [...now.v4, ...now.v6], ttlMs: ttl * 1_000, error };
 }
 
 function record(address: string, port: number, weight: number): DnsRecord {

@@ -1,6 +1,7 @@
 import { Resolver } from 'node:dns/promises';
 import { GuardedEmitter } from '../callbacks.js';
 import { ConfigError } from '../errors.js';
+import { ON_CLOSE } from '../ingest/types.js';
 import type { Clock, RandomSource, ShardSpec, ShardState } from '../types.js';
 import { type DnsWatchOptions, type ResolvedDnsOptions, resolveDnsOptions } from './options.js';
 import { type DnsRecord, type KnownHosts, type Resolution, resolveShards } from './resolve.js';
@@ -73,6 +74,7 @@ export class DnsWatch extends GuardedEmitter<DnsWatchEvents> {
   /** Ids of the shards the watch's last change set (none before its first). */
   #made = new Set<string>();
   #cancelTimer: (() => void) | undefined;
+  #unlistenClose: (() => void) | undefined;
 
   constructor(balancer: DnsMembership<unknown>, options: DnsWatchOptions<unknown>) {
     super();
@@ -99,6 +101,10 @@ export class DnsWatch extends GuardedEmitter<DnsWatchEvents> {
         );
       }
     }
+    // The watch stops with the balancer, at its close, not at its next refresh.
+    this.#unlistenClose = (balancer as { [ON_CLOSE]?: (listener: () => void) => () => void })[
+      ON_CLOSE
+    ]?.(() => this.close());
     this.ready = new Promise<void>((resolve, reject) => {
       this.#settleReady = (error) => (error === undefined ? resolve() : reject(error));
     });
@@ -116,6 +122,7 @@ export class DnsWatch extends GuardedEmitter<DnsWatchEvents> {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.#unlistenClose?.();
     this.#cancelTimer?.();
     this.#cancelTimer = undefined;
     this.#resolver.cancel();
@@ -125,6 +132,11 @@ export class DnsWatch extends GuardedEmitter<DnsWatchEvents> {
 
   async #refresh(): Promise<void> {
     this.#cancelTimer = undefined;
+    if (this.#closed) return;
+    if (this.#balancerClosed()) {
+      this.close();
+      return;
+    }
     let resolution: Resolution;
     try {
       resolution = await resolveShards(this.#resolver, this.#options.query, this.#known);
@@ -134,7 +146,7 @@ export class DnsWatch extends GuardedEmitter<DnsWatchEvents> {
     }
     if (this.#closed) return;
     // A closed balancer takes no more shards: the watch has nothing left to do.
-    if (this.#balancer.closed === true) {
+    if (this.#balancerClosed()) {
       this.close();
       return;
     }
@@ -156,10 +168,15 @@ export class DnsWatch extends GuardedEmitter<DnsWatchEvents> {
     this.#schedule(Math.min(this.#options.refreshMs, ttl));
   }
 
+  /** A closed balancer takes no more shards: the watch has nothing left to do. */
+  #balancerClosed(): boolean {
+    return this.#balancer.closed === true;
+  }
+
   #failed(error: unknown): void {
     if (this.#closed) return;
     // A closed balancer takes no more shards: no more tries (nor errors) for it.
-    if (this.#balancer.closed === true) {
+    if (this.#balancerClosed()) {
       this.close();
       return;
     }
