@@ -5,8 +5,8 @@
  * `encode` function returns. A `failures(response, records)` reader turns a bulk API's per-record
  * report (Elasticsearch `_bulk`, Kinesis `PutRecords`) into records retried one by one.
  */
-import { messageOf } from '../errors.js';
-import type { BatchSender } from '../ingest/batch-runner.js';
+import { ConfigError, messageOf } from '../errors.js';
+import { type BatchSender, checkFailures } from '../ingest/batch-runner.js';
 import { INGEST_EXTRA_KEYS } from '../ingest/ingest.js';
 import { BATCH_DEFAULTS, COMMON_KEYS } from '../ingest/options.js';
 import {
@@ -126,12 +126,22 @@ function httpPlan<Rec>(
     const response = await http.sendTo(shard, { method, path, headers, body }, ctx);
     if (failures === undefined) return undefined;
     let failed: readonly RecordFailure[] | undefined;
+    const records = b.decodedRecords();
     try {
-      failed = failures(response, b.decodedRecords());
+      failed = failures(response, records);
     } catch (error) {
       throw notRetryable(`${field}.failures() threw: ${messageOf(error)}`, error);
     }
-    return failed === undefined ? undefined : { failed };
+    // Checked here, under the name the caller wrote (there is no `send` of theirs to blame).
+    if (failed === undefined) return undefined;
+    if (typeof (failed as { then?: unknown }).then === 'function') {
+      throw new ConfigError(
+        `${field}.failures`,
+        'must return its list, not a promise: the response body is already read (`response.text()`, `response.json()` are sync)',
+        failed,
+      );
+    }
+    return { failed: checkFailures(`${field}.failures() result`, failed, records.length) };
   };
   return batchPlan(http, field, read, () => send);
 }

@@ -377,7 +377,18 @@ function failuresOf(
   if (typeof result !== 'object' || result === null) return undefined;
   const failed = (result as BatchResult).failed;
   if (failed === undefined) return undefined;
-  const at = `${field}.send() result.failed`;
+  return checkFailures(`${field}.send() result.failed`, failed, count);
+}
+
+/**
+ * `failed`, checked as a list of a batch's refused records (`[{ index, error?, retryable? }]`
+ * over `count` records); `at` names it as the caller wrote it.
+ */
+export function checkFailures(
+  at: string,
+  failed: unknown,
+  count: number,
+): readonly RecordFailure[] {
   if (!Array.isArray(failed)) {
     throw new ConfigError(at, 'must be an array of { index, error?, retryable? }', failed);
   }
