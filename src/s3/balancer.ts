@@ -15,6 +15,7 @@ import { checkKnownKeys, checkObject, nonNegativeInt, positiveInt } from '../val
 import {
   type AttemptBody,
   attemptBody,
+  BodyFailed,
   bodyFailure,
   nextUnless,
   type Part,
@@ -22,6 +23,7 @@ import {
   partsOf,
   prepareBody,
   streamConsumed,
+  unlessBodyFails,
 } from './body.js';
 import { withCallSignal } from './call-signal.js';
 import { classifyS3Error, credentialSecrets, type S3CallInfo } from './classify.js';
@@ -78,6 +80,8 @@ interface ObjectJob {
   contentType: string | undefined;
   metadata: Record<string, string> | undefined;
   contentLength: number | undefined;
+  /** The request's own deadline for an upload's Create and Abort (its `timeoutMs`, ≤ 60 s). */
+  cleanupDeadlineMs: number | undefined;
 }
 
 interface UploadJob extends ObjectJob {
@@ -315,24 +319,27 @@ export class S3Balancer extends Balancer<S3Target, S3TargetSpec | ShardSpec<S3Ta
     const { client, bucket, prefix } = shard.target;
     const key = prefix + job.key;
     const body = attemptBody(`${job.field}.body`, job.body);
+    const sending = withCallSignal(ctx, client, (abortSignal) =>
+      client.send(
+        new PutObjectCommand({
+          Bucket: bucket,
+          Key: key,
+          Body: body,
+          ContentLength: body instanceof Uint8Array ? body.byteLength : job.contentLength,
+          ContentType: job.contentType,
+          Metadata: job.metadata,
+        }),
+        { abortSignal },
+      ),
+    );
+    let out: Awaited<typeof sending>;
     try {
-      const out = await withCallSignal(ctx, client, (abortSignal) =>
-        client.send(
-          new PutObjectCommand({
-            Bucket: bucket,
-            Key: key,
-            Body: body,
-            ContentLength: body instanceof Uint8Array ? body.byteLength : job.contentLength,
-            ContentType: job.contentType,
-            Metadata: job.metadata,
-          }),
-          { abortSignal },
-        ),
-      );
-      return { shardId: shard.id, bucket, key, etag: unquote(out.ETag) };
+      out = body instanceof Uint8Array ? await sending : await unlessBodyFails(body, sending);
     } catch (error) {
+      if (error instanceof BodyFailed) throw bodyFailure(error.cause);
       throw this.#failure(job, error, await this.#info(shard, 'PutObject', key));
     }
+    return { shardId: shard.id, bucket, key, etag: unquote(out.ETag) };
   }
 
   async #upload(
@@ -399,6 +406,7 @@ export class S3Balancer extends Balancer<S3Target, S3TargetSpec | ShardSpec<S3Ta
       classify: async (error, operation) =>
         this.#failure(job, error, await this.#info(shard, operation, key)),
       upkeep: this.#upkeep,
+      cleanupDeadlineMs: job.cleanupDeadlineMs,
     });
     return {
       shardId: shard.id,
@@ -441,6 +449,10 @@ function objectJob(field: string, request: S3PutRequest | S3UploadRequest): Obje
     contentType: request.contentType,
     metadata: request.metadata,
     contentLength: undefined,
+    cleanupDeadlineMs:
+      typeof request.timeoutMs === 'number' && request.timeoutMs > 0
+        ? Math.min(request.timeoutMs, S3_DEFAULTS.timeoutMs)
+        : undefined,
   };
 }
 

@@ -119,3 +119,33 @@ export async function* partsOf(body: AttemptBody, partSize: number): AsyncGenera
   }
   if (size > 0 || n === 0) yield { partNumber: ++n, body: Buffer.concat(chunks, size) };
 }
+
+/** A body stream's own error, told apart from the call's (see {@link unlessBodyFails}). */
+export class BodyFailed extends Error {
+  constructor(cause: unknown) {
+    super('the body failed', { cause });
+  }
+}
+
+/**
+ * `sending`, or a rejection with {@link BodyFailed} as soon as the `body` stream errors (a disk
+ * read): the SDK pipes a stream without listening for its errors, so one would be thrown as an
+ * uncaught exception while the request hung to its timeout. The attempt then ends, which aborts
+ * the call.
+ */
+export function unlessBodyFails<R>(body: Readable, sending: Promise<R>): Promise<R> {
+  return new Promise<R>((resolve, reject) => {
+    const onError = (error: unknown): void => reject(new BodyFailed(error));
+    body.once('error', onError);
+    sending.then(
+      (value) => {
+        body.off('error', onError);
+        resolve(value);
+      },
+      (error: unknown) => {
+        body.off('error', onError);
+        reject(error);
+      },
+    );
+  });
+}

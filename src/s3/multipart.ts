@@ -25,6 +25,8 @@ export interface MultipartJob {
   /** Maps an error of `operation` to what the balancer should see (the S3 classifier). */
   classify: (error: unknown, operation: string) => Promise<unknown>;
   upkeep: Pick<S3Upkeep, 'track' | 'cleanupDeadlineMs'>;
+  /** The request's own bound on Create and Abort, when it set a `timeoutMs` (else the upkeep's). */
+  cleanupDeadlineMs?: number | undefined;
 }
 
 /** What the S3 calls of a balancer share: its retry-after settings and its unfinished uploads. */
@@ -62,7 +64,13 @@ export async function multipartUpload(job: MultipartJob): Promise<{ etag: string
 
 async function upload(job: MultipartJob): Promise<{ etag: string; parts: number }> {
   const { client, bucket, key } = job;
-  const deadline = (): AbortSignal => AbortSignal.timeout(job.upkeep.cleanupDeadlineMs);
+  const deadline = (): AbortSignal =>
+    AbortSignal.timeout(job.cleanupDeadlineMs ?? job.upkeep.cleanupDeadlineMs);
+  // Until Create answers, the body's parts read so far are this attempt's alone: let them go.
+  const release = (): void => {
+    job.release();
+    job.parts.return?.().catch(noop);
+  };
   let uploadId: string | undefined;
   try {
     // Not the attempt's signal: an abort after S3 created the upload would lose its id, and so
@@ -78,9 +86,11 @@ async function upload(job: MultipartJob): Promise<{ etag: string; parts: number 
     );
     uploadId = created.UploadId;
   } catch (error) {
+    release();
     throw await job.classify(error, 'CreateMultipartUpload');
   }
   if (uploadId === undefined) {
+    release();
     throw await job.classify(
       new Error('CreateMultipartUpload answered without an UploadId'),
       'CreateMultipartUpload',
