@@ -46,7 +46,7 @@ export class AimdLimit implements ConcurrencyLimit {
   onSample({ rttMs, inFlight, dropped }: LimitSample): void {
     if (dropped || rttMs > this.o.timeoutMs) {
       this.value = Math.max(this.o.min, this.value * this.o.backoffRatio);
-    } else if (inFlight * 2 >= this.value) {
+    } else if (inFlight * 2 >= this.limit) {
       this.value = Math.min(this.o.max, this.value + 1);
     }
   }

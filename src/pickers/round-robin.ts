@@ -1,7 +1,7 @@
-import type { Picker } from '../types.js';
+import type { Picker, ShardState } from '../types.js';
 
 /**
- * Each shard in turn, starting at the first — again after each rebuild (a new balancer or a new
+ * Each shard in turn, by membership order, starting at the first — again after each rebuild (a new balancer or a new
  * membership), so one instance reused by two balancers or two `simulate()` runs gives the same
  * sequence. Ignores weights and load: the baseline every other picker is measured against.
  *
@@ -16,10 +16,25 @@ export function roundRobin(): Picker {
       next = 0;
     },
     pick(shards) {
-      const n = shards.length;
-      if (n === 0) return undefined;
-      if (next >= n) next = 0;
-      return shards[next++];
+      if (shards.length === 0) return undefined;
+      // The cursor is a membership index, not a position in the list offered: a list that
+      // leaves a shard out (one tried, at its cap, ejected) must not hand one shard every turn.
+      if (next < shards.length) {
+        const at = shards[next]!;
+        if (at.index === next) {
+          next++;
+          return at;
+        }
+      }
+      let turn: ShardState | undefined;
+      let first = shards[0]!;
+      for (const shard of shards) {
+        if (shard.index >= next && (turn === undefined || shard.index < turn.index)) turn = shard;
+        if (shard.index < first.index) first = shard;
+      }
+      const chosen = turn ?? first;
+      next = chosen.index + 1;
+      return chosen;
     },
   };
 }
