@@ -4,7 +4,7 @@
  * class identity.
  */
 
-import { REDACTED, redactText, safeValue, shapeOf } from './redact.js';
+import { REDACTED, redactValue, safeValue, shapeOf } from './redact.js';
 
 const BRAND = Symbol.for('shardwise.error');
 
@@ -61,7 +61,7 @@ export function isShardwiseError(
  */
 export function describe(value: unknown): string {
   if (value === undefined || value === null) return String(value);
-  if (typeof value === 'string') return `${JSON.stringify(redactText(value))} (string)`;
+  if (typeof value === 'string') return `${JSON.stringify(redactValue(value))} (string)`;
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') {
     return `${String(value)} (${typeof value})`;
   }

@@ -28,6 +28,11 @@ const NAME = String.raw`(?:[\w.-]*(?:token|secret|passw(?:or)?d|pwd|api[_-]?key|
  */
 const PAIRS: readonly { pattern: RegExp; value: number }[] = [
   { pattern: new RegExp(String.raw`("${NAME}"\s*:\s*")((?:[^"\\]|\\.)*)`, 'gi'), value: 2 },
+  // A bare JSON value (`"password": 73519264`), not a literal (`null`, `true`, `false`).
+  {
+    pattern: new RegExp(String.raw`("${NAME}"\s*:\s*)(?!(?:null|true|false)\b)(-?[\w.+-]+)`, 'gi'),
+    value: 2,
+  },
   {
     pattern: new RegExp(String.raw`(\\"${NAME}\\"\s*:\s*\\")((?:[^"\\]|\\[^"])*)`, 'gi'),
     value: 2,
@@ -42,8 +47,11 @@ const PAIRS: readonly { pattern: RegExp; value: number }[] = [
 
 /** A credential value shorter than this is not scrubbed from other text (it would maim it). */
 const MIN_SECRET = 4;
-/** Longest body whose secrets are looked for, bytes (an error path, but a bounded one). */
-const MAX_BODY_SCAN = 64 * 1024;
+/**
+ * Longest body whose secrets are looked for, bytes: past `http.ingest`'s largest batches (an error
+ * path, but a bounded one).
+ */
+const MAX_BODY_SCAN = 16 * 1024 * 1024;
 /** Longest body scrubbed whole (and by its longer pieces) when a shard echoes it. */
 const MAX_BODY_WHOLE = 4 * 1024;
 
@@ -72,6 +80,28 @@ export function redactText(text: string): string {
       // followed by `name=value`.
       .replace(/([^\s?#"'<>])\?[^\s"'<>?]*=[^\s"'<>]*/g, `$1?${REDACTED}`)
   );
+}
+
+/**
+ * {@link redactText} for a value given whole (an option, an argument), where there is no free text
+ * to keep: everything before the last `@` of a URL's authority or of a `user:password@host` goes
+ * (a password may hold `/`, `?`, `#`, a space or a quote), and everything from the first `?` or
+ * `#` on (a query may hold a space).
+ *
+ * @example
+ * redactValue('http://u:pa/ss@h:80/x?token=a b'); // 'http://h:80/x?[redacted]'
+ */
+export function redactValue(value: string): string {
+  let out = value;
+  const at = out.lastIndexOf('@');
+  if (at >= 0) {
+    const scheme = /^\s*(?:[a-z][a-z0-9+.-]*:)?\/\//i.exec(out);
+    if (scheme !== null) out = out.slice(0, scheme[0].length) + out.slice(at + 1);
+    else if (out.slice(0, at).includes(':')) out = out.slice(at + 1);
+  }
+  const query = out.search(/[?#]/);
+  if (query >= 0) out = `${out.slice(0, query)}?${REDACTED}`;
+  return redactText(out);
 }
 
 /**
@@ -222,7 +252,7 @@ export function requestSecrets(
  * inside (objects, arrays, bytes) replaced by a description of its shape.
  */
 export function safeValue(value: unknown): unknown {
-  if (typeof value === 'string') return redactText(value);
+  if (typeof value === 'string') return redactValue(value);
   if (value === null || (typeof value !== 'object' && typeof value !== 'function')) return value;
   if (typeof value === 'function') return value;
   return `[${shapeOf(value as object)}]`;

@@ -1,4 +1,5 @@
 import { ConfigError } from '../errors.js';
+import { redactValue } from '../redact.js';
 import type { ShardState } from '../types.js';
 
 /**
@@ -21,7 +22,8 @@ export interface CompiledRequirement {
 
 /** The value a shard has for a label (`zone` as a fallback label). */
 export function labelOf(shard: ShardState, label: string): string | undefined {
-  const value = shard.labels[label];
+  // Own labels only: `toString` or `constructor` is not a label every shard has.
+  const value = Object.hasOwn(shard.labels, label) ? shard.labels[label] : undefined;
   if (value !== undefined) return value;
   return label === 'zone' ? shard.zone : undefined;
 }
@@ -63,7 +65,10 @@ export function compileRequirement(
     }
     terms.push([label, [...list]]);
   }
-  const text = terms.map(([label, list]) => `${label}=${list.join('|')}`).join(', ');
+  // Values are redacted for messages: a label value may be a URL with credentials.
+  const text = terms
+    .map(([label, list]) => `${label}=${list.map(redactValue).join('|')}`)
+    .join(', ');
   // A copy, frozen: the caller may change its object for the next run (the route event shows
   // the rule this run had).
   const source: Record<string, string | string[]> = {};
