@@ -228,6 +228,16 @@ export class CandidateSet<T> {
         reason = state === 'tried' ? 'spill:retry' : 'spill:unhealthy';
         continue;
       }
+      // A tier held only by push-back, with no later tier to spill to: its shards are offered
+      // (push-back spares a shard only while another can take the run).
+      if (sparing && !this.#laterTierTakes(run, t, nowMs, triedToo)) {
+        const pushing = this.#gather(run, t, false, nowMs, triedToo);
+        if (pushing.length > 0) {
+          run.tier = t;
+          run.reason = reason;
+          return pushing;
+        }
+      }
       busy = true;
       const spillAt = run.queuedAtMs + this.#host.spillAfterMs;
       if (run.queued && this.#host.clock.now() >= spillAt) {
@@ -239,6 +249,14 @@ export class CandidateSet<T> {
     }
     // An untried shard that is only busy is waited for rather than going back to a tried one.
     return !triedToo && busy ? NONE : undefined;
+  }
+
+  /** True when a tier after `tier` has a shard that can take `run` now without pushing back. */
+  #laterTierTakes(run: Run<T>, tier: number, nowMs: number, triedToo: boolean): boolean {
+    for (let t = tier + 1; t <= this.tiers!.length; t++) {
+      if (this.#gather(run, t, true, nowMs, triedToo).length > 0) return true;
+    }
+    return false;
   }
 
   /** True when no shard `rule` allows is healthy: ejection is ignored among them (panic within the rule). */

@@ -150,19 +150,28 @@ export class Router<T> {
       if (this.#host.candidates.tiers !== undefined) run.tier = home.tier;
       return home;
     }
-    run.keyed!.waitReason =
-      home.health.state === 'ejected' && !this.#host.candidates.panic
-        ? 'ejected' // (not in panic within its rule either: `canTake` said no)
-        : home.pushedBackAt(nowMs)
-          ? 'pushback'
-          : 'capped';
+    run.keyed!.waitReason = this.#unusable(home, run)
+      ? 'ejected'
+      : home.pushedBackAt(nowMs)
+        ? 'pushback'
+        : 'capped';
     return PARK;
+  }
+
+  /** `home` is ejected for `run`: no panic, overall or within the run's rule, lets it be used. */
+  #unusable(home: Shard<T>, run: Run<T>): boolean {
+    const candidates = this.#host.candidates;
+    return (
+      home.health.state === 'ejected' &&
+      !candidates.panic &&
+      !candidates.rulePanics(run.requirement)
+    );
   }
 
   /** Why `run` does not run on `home` (`capped`: no room, or pushing back — load either way). */
   #displacement(run: Run<T>, home: Shard<T>, nowMs: number): DisplacementReason {
     if (run.tried?.includes(home)) return 'retry';
-    if (home.health.state === 'ejected' && !this.#host.candidates.panic) return 'ejected';
+    if (this.#unusable(home, run)) return 'ejected';
     if (!home.hasRoom || home.pushedBackAt(nowMs)) return 'capped';
     return 'bounded';
   }
