@@ -6,13 +6,7 @@
  */
 import type { EventEmitter } from 'eventemitter3';
 import { announceAttempt } from './announce.js';
-import {
-  BalancerClosedError,
-  ConfigError,
-  QueueFullError,
-  ShardUnavailableError,
-  TimeoutError,
-} from './errors.js';
+import { BalancerClosedError, ConfigError, ShardUnavailableError, TimeoutError } from './errors.js';
 import type { BalancerEvents } from './events.js';
 import type { Feedback } from './feedback.js';
 import type { RetryBudget } from './health/budget.js';
@@ -157,11 +151,12 @@ export class Dispatcher<T> {
     if (this.#closed) return this.refuse(new BalancerClosedError());
     if (signal?.aborted) return this.refuse(signal.reason);
     const waiting = this.#waiting;
-    if (waiting.queued >= waiting.ceiling)
-      return this.refuse(new QueueFullError(this.#options.maxQueued, waiting.ceiling));
     const queueFirst = waiting.queue.size > 0;
+    // Runs queued ahead that a rule or a tier holds back may be passed (as `#pump` does).
+    const passable =
+      this.#candidates.tiers !== undefined || waiting.queue.head?.requirement !== undefined;
     const full = waiting.full;
-    if (queueFirst && full) return this.refuse(new QueueFullError(this.#options.maxQueued));
+    if (queueFirst && full && !passable) return this.refuse(waiting.fullError());
     // One clock read for admission and the fast path's route (a read costs ~0.1 µs).
     const now = this.#clock.now();
     return new Promise<R>((resolve, reject) => {
@@ -178,22 +173,20 @@ export class Dispatcher<T> {
         reject,
       );
       this.#pending++;
-      // Admitted runs fund retries; while the queue is full most runs are refused, and none do.
+      // Admitted runs fund retries; while the queue is full, those refused do not (see `#route`).
       if (!full) this.#parts.budget?.deposit(now);
       if (signal !== undefined) this.#signals.add(signal, run);
-      // Fast path: nothing waits ahead of this run, so route it at once.
-      if (!queueFirst && this.#inFlight < this.#options.maxInFlight) {
+      // Fast path: nothing waits ahead of this run (or nothing it may not pass, when full).
+      if ((!queueFirst || full) && this.#inFlight < this.#options.maxInFlight) {
         if (this.#route(run, now, full)) return;
       }
       if (full) {
-        this.#settle(run, false, new QueueFullError(this.#options.maxQueued), true);
+        this.#settle(run, false, waiting.fullError(), true);
         return;
       }
       waiting.enqueue(run, false, now);
       // Runs held back by a rule or a tier do not block the others: this one may fit now.
-      // (`head` is gone when a `saturated` listener added a shard, which started this run.)
-      if (this.#candidates.tiers !== undefined || waiting.queue.head?.requirement !== undefined)
-        this.#pump();
+      if (passable) this.#pump();
     });
   }
 
@@ -245,9 +238,10 @@ export class Dispatcher<T> {
     }
     const route: Route<T> = this.#parts.router.route(run, now);
     if (full && (route === WAIT || route === PARK)) {
-      this.#settle(run, false, new QueueFullError(this.#options.maxQueued), true);
+      this.#settle(run, false, this.#waiting.fullError(), true);
       return true;
     }
+    if (full) this.#parts.budget?.deposit(now); // admitted while full: it starts at once
     if (route === WAIT) return false;
     if (route === PARK) {
       this.#waiting.park(run, run.keyed!.home!);

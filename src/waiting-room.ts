@@ -6,6 +6,7 @@
  * queued, retries or not.
  */
 import type { EventEmitter } from 'eventemitter3';
+import { QueueFullError } from './errors.js';
 import type { BalancerEvents } from './events.js';
 import { RunQueue } from './queue.js';
 import { HomeLines, type HomeLinesHost } from './routing/home-lines.js';
@@ -50,11 +51,19 @@ export class WaitingRoom<T> {
   }
 
   /**
-   * overflow 'reject' and `maxQueued` runs wait already: a new run that would wait — in the queue
-   * or in its home's line alike — is refused with `QueueFullError`.
+   * overflow 'reject' and `maxQueued` runs wait already, or the hard ceiling is reached whatever
+   * `overflow` says: a new run that would wait — in the queue or in its home's line alike — is
+   * refused with `QueueFullError`; one that can start at once is not.
    */
   get full(): boolean {
-    return this.reject && this.queued >= this.maxQueued;
+    return (this.reject && this.queued >= this.maxQueued) || this.queued >= this.ceiling;
+  }
+
+  /** What a run refused because it would wait past {@link full} settles with. */
+  fullError(): QueueFullError {
+    return this.queued >= this.ceiling
+      ? new QueueFullError(this.maxQueued, this.ceiling)
+      : new QueueFullError(this.maxQueued);
   }
 
   /** Counts `run` as waiting (admitted, or failed and to be retried) or not (started, settled). */

@@ -249,8 +249,8 @@ describe('RetriesExhaustedError', () => {
     const rng = seededRandom(seed);
     const d1 = rng() * 100;
     const d2 = rng() * 200;
-    // round robin over the untried shards: a, then [b, c] from cursor 1 → c, then [b] → b
-    expect(error.attempts.map((a) => a.shardId)).toEqual(['a', 'c', 'b']);
+    // round robin by membership turns over the untried shards: a, then [b, c] → b, then [c] → c
+    expect(error.attempts.map((a) => a.shardId)).toEqual(['a', 'b', 'c']);
     expect(error.attempts.map((a) => a.error)).toEqual(errors);
     expect(error.attempts[0]!.elapsedMs).toBe(10);
     expect(error.attempts[1]!.elapsedMs).toBeCloseTo(20 + d1, 9);
