@@ -166,6 +166,10 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
     membership.start(specs);
     const picker = this.picker as { onRehash?: (listener: (e: RehashEvent) => void) => unknown };
     picker.onRehash?.((event) => {
+      // Keys have new homes, as after a membership change: runs waiting at their old home, and
+      // keyed batches built for it, find the new one.
+      this.#membership.version++;
+      this.#dispatcher.membershipChanged();
       if (this.listenerCount('rehash') > 0) this.emit('rehash', event);
     });
   }

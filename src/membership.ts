@@ -52,7 +52,10 @@ export interface MembershipHost<T> {
 
 export class Membership<T, S = ShardSpec<T>> {
   shards: Shard<T>[] = [];
-  /** Bumped on every install: caches keyed by membership (rule masks, homes) check it. */
+  /**
+   * Bumped on every install, and by the balancer when a keyed picker rehashes (`resize()`):
+   * caches keyed by membership (rule masks, homes) check it.
+   */
   version = 0;
   readonly #removals = new Map<Shard<T>, () => void>();
 

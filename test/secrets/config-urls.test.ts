@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { leaks, outcomeOf } from './scan.js';
 import { createHttpBalancer } from '../../src/http/index.js';
 import { ConfigError } from '../../src/index.js';
+import { leaks, outcomeOf } from './scan.js';
 
 /**
  * README "Errors": "No error, event payload or stats() value echoes a secret: URL credentials and

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { collectEvents, leaks, outcomeOf } from './scan.js';
 import { createHttpBalancer, HttpError } from '../../src/http/index.js';
 import { startServer, type TestServer } from '../http/servers.js';
+import { collectEvents, leaks, outcomeOf } from './scan.js';
 
 /**
  * docs/http.md "Secrets": "an `HttpError`'s `excerpt` and message lose the request's header
