@@ -1,6 +1,7 @@
 /**
- * The pickers the command line offers: every built-in one, each known by its own `name` (the name
- * it reports in stats and events), so what the CLI prints is what it accepts.
+ * The pickers the command line offers: every built-in one but `weightedByLoadReport()` (no
+ * simulated or demo shard reports its load), each known by its own `name` (the name it reports in
+ * stats and events), so what the CLI prints is what it accepts.
  */
 import { consistentHash } from '../pickers/hashing/index.js';
 import { leastInFlight } from '../pickers/least-in-flight.js';
