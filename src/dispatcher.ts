@@ -152,11 +152,13 @@ export class Dispatcher<T> {
     if (signal?.aborted) return this.refuse(signal.reason);
     const waiting = this.#waiting;
     const queueFirst = waiting.queue.size > 0;
-    // Runs queued ahead that a rule or a tier holds back may be passed (as `#pump` does).
+    // Runs queued ahead that a rule or a tier holds back may be passed (as `#pump` does); when
+    // full, only within what it scans, so no run starts ahead of an older one that could have.
     const passable =
       this.#candidates.tiers !== undefined || waiting.queue.head?.requirement !== undefined;
     const full = waiting.full;
-    if (queueFirst && full && !passable) return this.refuse(waiting.fullError());
+    if (queueFirst && full && !(passable && waiting.queue.size <= MAX_SKIPPED))
+      return this.refuse(waiting.fullError());
     // One clock read for admission and the fast path's route (a read costs ~0.1 µs).
     const now = this.#clock.now();
     return new Promise<R>((resolve, reject) => {
@@ -173,10 +175,12 @@ export class Dispatcher<T> {
         reject,
       );
       this.#pending++;
-      // Admitted runs fund retries; while the queue is full, those refused do not (see `#route`).
+      // Admitted runs fund retries; while the queue is full none do, even one that starts at once.
       if (!full) this.#parts.budget?.deposit(now);
       if (signal !== undefined) this.#signals.add(signal, run);
-      // Fast path: nothing waits ahead of this run (or nothing it may not pass, when full).
+      // Fast path: nothing waits ahead of this run (or, when full, only runs it may pass: those
+      // that can start go first, in arrival order).
+      if (queueFirst && full) this.#pump();
       if ((!queueFirst || full) && this.#inFlight < this.#options.maxInFlight) {
         if (this.#route(run, now, full)) return;
       }
@@ -241,7 +245,6 @@ export class Dispatcher<T> {
       this.#settle(run, false, this.#waiting.fullError(), true);
       return true;
     }
-    if (full) this.#parts.budget?.deposit(now); // admitted while full: it starts at once
     if (route === WAIT) return false;
     if (route === PARK) {
       this.#waiting.park(run, run.keyed!.home!);
@@ -394,8 +397,13 @@ export class Dispatcher<T> {
     now: number,
   ): void {
     noteFailure(run, shard, error, now);
-    // A strict keyed run may use its home alone: it waits for the home's push-back.
-    const home = this.#parts.router.strict && run.key !== undefined ? run.keyed?.home : undefined;
+    // A strict keyed run may use its home alone — its home now (the membership may have changed
+    // during the attempt) — and waits for that home's push-back.
+    const current =
+      this.#parts.router.strict && run.key !== undefined
+        ? this.#parts.router.home(run, now)
+        : undefined;
+    const home = current instanceof Shard ? current : undefined;
     const pushBackWaitMs =
       home !== undefined
         ? Math.max(0, home.pushBack.untilMs - now)

@@ -5,6 +5,9 @@
  * text that a shard sent back, and a foreign error is reduced to what is safe to keep.
  */
 
+/** A URL authority with no userinfo: a host name, IPv4 or [IPv6] address, and a numeric port. */
+const HOST_PORT = /^(?:\[[0-9a-f:.]+\]|[\w.-]+)(?::\d{1,5})?$/i;
+
 /** What a removed secret reads as. */
 export const REDACTED = '[redacted]';
 
@@ -96,8 +99,16 @@ export function redactValue(value: string): string {
   const at = out.lastIndexOf('@');
   if (at >= 0) {
     const scheme = /^\s*(?:[a-z][a-z0-9+.-]*:)?\/\//i.exec(out);
-    if (scheme !== null) out = out.slice(0, scheme[0].length) + out.slice(at + 1);
-    else if (out.slice(0, at).includes(':')) out = out.slice(at + 1);
+    if (scheme !== null) {
+      const before = out.slice(scheme[0].length, at);
+      const cut = before.search(/[/?#\s]/);
+      if (cut < 0) out = out.slice(0, scheme[0].length) + out.slice(at + 1);
+      // Past a `/`, `?` or `#`: after a well-formed `host[:port]` the `@` is a path's or a
+      // query's; otherwise what comes first is no host, and may be a password holding a `/`.
+      else if (!HOST_PORT.test(before.slice(0, cut))) {
+        out = `${out.slice(0, scheme[0].length)}${REDACTED}@${out.slice(at + 1)}`;
+      }
+    } else if (out.slice(0, at).includes(':')) out = out.slice(at + 1);
   }
   const query = out.search(/[?#]/);
   if (query >= 0) out = `${out.slice(0, query)}?${REDACTED}`;

@@ -104,6 +104,7 @@ const rows: [string, Partial<RetryInput>, ResolvedRetryOptions | false, boolean,
         retry: false,
         reason: 'every shard it may use pushes back for 5000 ms, longer than its timeoutMs (1000)',
         exhausted: true,
+        pushBackMs: 5_000,
       },
     ],
     [

@@ -228,14 +228,18 @@ export class CandidateSet<T> {
         reason = state === 'tried' ? 'spill:retry' : 'spill:unhealthy';
         continue;
       }
-      // A tier held only by push-back, with no later tier to spill to: its shards are offered
-      // (push-back spares a shard only while another can take the run).
-      if (sparing && !this.#laterTierTakes(run, t, nowMs, triedToo)) {
-        const pushing = this.#gather(run, t, false, nowMs, triedToo);
-        if (pushing.length > 0) {
+      // A tier held only by push-back: with no later tier to spill to, its shards are offered
+      // (push-back spares a shard only while another can take the run); with one, a retry spills
+      // past it at once (it waits only its backoff), a first attempt as past a busy tier.
+      if (sparing && this.#gather(run, t, false, nowMs, triedToo).length > 0) {
+        if (!this.#laterTierTakes(run, t, nowMs)) {
           run.tier = t;
           run.reason = reason;
-          return pushing;
+          return this.#gather(run, t, false, nowMs, triedToo);
+        }
+        if (run.tried !== undefined) {
+          reason = 'spill:saturated';
+          continue;
         }
       }
       busy = true;
@@ -251,10 +255,13 @@ export class CandidateSet<T> {
     return !triedToo && busy ? NONE : undefined;
   }
 
-  /** True when a tier after `tier` has a shard that can take `run` now without pushing back. */
-  #laterTierTakes(run: Run<T>, tier: number, nowMs: number, triedToo: boolean): boolean {
+  /**
+   * True when a tier after `tier` has a shard that can take `run` now without pushing back — one
+   * it tried included: a retry goes back to such a shard rather than to one pushing back.
+   */
+  #laterTierTakes(run: Run<T>, tier: number, nowMs: number): boolean {
     for (let t = tier + 1; t <= this.tiers!.length; t++) {
-      if (this.#gather(run, t, true, nowMs, triedToo).length > 0) return true;
+      if (this.#gather(run, t, true, nowMs, true).length > 0) return true;
     }
     return false;
   }

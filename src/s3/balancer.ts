@@ -336,6 +336,9 @@ export class S3Balancer extends Balancer<S3Target, S3TargetSpec | ShardSpec<S3Ta
     try {
       out = body instanceof Uint8Array ? await sending : await unlessBodyFails(body, sending);
     } catch (error) {
+      // A stream made for this attempt (by the body function) is let go; a one-shot stream is
+      // kept, as an attempt that proves nothing was sent may hand it to another target.
+      if (!(body instanceof Uint8Array) && job.body.stream === undefined) body.destroy();
       if (error instanceof BodyFailed) throw bodyFailure(error.cause);
       throw this.#failure(job, error, await this.#info(shard, 'PutObject', key));
     }

@@ -137,15 +137,23 @@ export function unlessBodyFails<R>(body: Readable, sending: Promise<R>): Promise
   return new Promise<R>((resolve, reject) => {
     const onError = (error: unknown): void => reject(new BodyFailed(error));
     body.once('error', onError);
+    // Once the send settles nobody waits on the stream: a later error (a read the attempt's end
+    // cut short) is dropped, not thrown as an uncaught exception.
+    const settled = (): void => {
+      body.off('error', onError);
+      body.on('error', noop);
+    };
     sending.then(
       (value) => {
-        body.off('error', onError);
+        settled();
         resolve(value);
       },
       (error: unknown) => {
-        body.off('error', onError);
+        settled();
         reject(error);
       },
     );
   });
 }
+
+function noop(): void {}

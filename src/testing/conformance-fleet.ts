@@ -64,7 +64,15 @@ export function readOnly(fields: Record<string, () => unknown>): object {
       enumerable: true,
     });
   }
-  return Object.freeze(view);
+  // A new field (or a deleted one) is refused too: a frozen object drops it silently there.
+  const refuse = (_: object, name: string | symbol): never => {
+    throw new TypeError(`Cannot set ${String(name)}: a shard is read-only`);
+  };
+  return new Proxy(Object.freeze(view), {
+    set: refuse,
+    defineProperty: refuse,
+    deleteProperty: refuse,
+  });
 }
 
 /** A frozen list that throws on any write, in sloppy-mode code too (see {@link readOnly}). */

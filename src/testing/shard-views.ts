@@ -98,7 +98,7 @@ function view(shard: string | ShardViewSpec, index: number, field: string): Shar
     target: spec.target ?? spec.id,
     weight: spec.weight === undefined ? 1 : positiveFinite(at('weight'), spec.weight),
     zone: spec.zone === undefined ? undefined : text(at('zone'), spec.zone),
-    labels: Object.freeze({ ...labelsOf(at('labels'), spec.labels) }),
+    labels: readOnlyLabels(labelsOf(at('labels'), spec.labels)),
     index,
     inFlight,
     bytesInFlight:
@@ -167,4 +167,19 @@ function readOnlyView(fields: Omit<ShardState, 'target'> & { target: unknown }):
   const getters: Record<string, () => unknown> = {};
   for (const [name, value] of Object.entries(fields)) getters[name] = () => value;
   return readOnly(getters) as ShardState;
+}
+
+/** A shard's labels, read-only like the view (a write throws in sloppy-mode code too). */
+function readOnlyLabels(
+  labels: Readonly<Record<string, string>>,
+): Readonly<Record<string, string>> {
+  const refuse = (_: object, name: string | symbol): never => {
+    throw new TypeError(`Cannot set labels.${String(name)}: a shard is read-only`);
+  };
+  const frozen: Readonly<Record<string, string>> = Object.freeze({ ...labels });
+  return new Proxy<Readonly<Record<string, string>>>(frozen, {
+    set: refuse,
+    defineProperty: refuse,
+    deleteProperty: refuse,
+  });
 }

@@ -89,11 +89,12 @@ export class SimShard {
     this.capacity = spec.capacity ?? Number.POSITIVE_INFINITY;
   }
 
-  call(state: ShardState, ctx: RunContext): Promise<undefined> {
+  /** A call from a run; `measured`: the run is measured (not a warm-up run, however late). */
+  call(state: ShardState, ctx: RunContext, measured = this.measuring): Promise<undefined> {
     // The balancer counts the call before making it, so this is the in-flight count with it.
-    if (this.measuring && state.inFlight > this.maxInFlight) this.maxInFlight = state.inFlight;
+    if (measured && state.inFlight > this.maxInFlight) this.maxInFlight = state.inFlight;
     if (this.down) {
-      if (this.measuring) this.latencies.push(0);
+      if (measured) this.latencies.push(0);
       return Promise.reject(
         netError(`shard "${this.id}" refused the connection (down)`, 'ECONNREFUSED'),
       );
@@ -106,7 +107,7 @@ export class SimShard {
         signal: ctx.signal,
         phase: 0,
         fail: false,
-        measured: this.measuring,
+        measured,
         cancel: undefined,
       };
       if (this.busy < this.capacity) {
@@ -249,7 +250,7 @@ export function balancerShards(
   });
 }
 
-/** The run function of every simulated run: a call to the picked shard's server. */
-export function callShard(shard: ShardState<SimShard>, ctx: RunContext): Promise<undefined> {
-  return shard.target.call(shard, ctx);
+/** The call of a run of the warm-up: nothing it does reaches the measured figures. */
+export function callWarmup(shard: ShardState<SimShard>, ctx: RunContext): Promise<undefined> {
+  return shard.target.call(shard, ctx, false);
 }

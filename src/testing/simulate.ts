@@ -15,7 +15,7 @@ import type { Series } from './series.js';
 import { SeriesSampler } from './series.js';
 import {
   balancerShards,
-  callShard,
+  callWarmup,
   createSimShards,
   type SimShard,
   scheduleChanges,
@@ -106,7 +106,7 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
     const unlisten = ctx.onAbort((reason) => {
       if (reason instanceof TimeoutError) fail();
     });
-    return callShard(shard, ctx).then(
+    return shard.target.call(shard, ctx, true).then(
       (value) => {
         unlisten();
         return value;
@@ -157,7 +157,7 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
       issue();
     };
     const key = nextKey?.();
-    const fn = measured ? callMeasured : callShard;
+    const fn = measured ? callMeasured : callWarmup;
     balancer.run(fn, key === undefined ? plain : { idempotent: true, key }).then(
       () => done(true),
       () => done(false),

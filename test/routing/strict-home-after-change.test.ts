@@ -1,0 +1,97 @@
+/**
+ * A strict keyed retry waits for (or refuses on) its home's push-back — but the home it reads is
+ * the one cached when the attempt started, not the key's home now.
+ */
+import { describe, expect, it } from 'vitest';
+import { Balancer, consistentHash, PushBackError } from '../../src/index.js';
+import { ManualClock, seededRandom } from '../../src/testing/index.js';
+import { failAfter, flush, resolveAfter, tick, track } from '../helpers.js';
+
+function make(clock: ManualClock) {
+  return new Balancer<string>({
+    shards: [
+      { id: 'a', target: 'a' },
+      { id: 'b', target: 'b' },
+    ],
+    picker: consistentHash({ algorithm: 'rendezvous' }),
+    timeoutMs: 1_000,
+    health: false,
+    retry: { attempts: 3, backoff: { baseMs: 1, maxMs: 1 }, budget: false },
+    clock,
+    random: seededRandom(1),
+  });
+}
+
+describe('strict keyed retry after push-back reads the key’s current home', () => {
+  it('home removed (drain) while its attempt runs: the push-back of the old home fails the run', async () => {
+    const clock = new ManualClock();
+    const balancer = make(clock);
+    let key = '';
+    for (let i = 0; i < 1_000; i++)
+      if (balancer.homeOf(`k${i}`) === 'a') {
+        key = `k${i}`;
+        break;
+      }
+    const seen: string[] = [];
+    const out = track(
+      balancer.run(
+        (shard) => {
+          seen.push(shard.id);
+          return shard.id === 'a'
+            ? failAfter(clock, 10, new PushBackError(10_000))
+            : resolveAfter(clock, 5, shard.id);
+        },
+        { key, idempotent: true },
+      ),
+    );
+    await flush();
+    expect(seen).toEqual(['a']);
+    const removed = balancer.removeShard('a'); // drain: the attempt on 'a' goes on
+    await flush();
+    expect(balancer.homeOf(key)).toBe('b');
+    await tick(clock, 100);
+    // docs/retries-and-health.md: "when the home pushes back for longer than the run's timeoutMs
+    // it rejects with ShardUnavailableError at once" — the key's home is 'b' now, idle.
+    expect((out.error as Error | undefined)?.message).toBeUndefined();
+    expect(out.value).toBe('b');
+    expect(seen).toEqual(['a', 'b']);
+    await removed;
+    await balancer.close();
+  });
+
+  it('a shard added while the attempt runs becomes the home: the old home’s push-back still decides', async () => {
+    const clock = new ManualClock();
+    const balancer = make(clock);
+    balancer.addShard({ id: 'c', target: 'c' });
+    // a key whose home is 'c' with c, and 'a' without it
+    let key = '';
+    const probe = make(new ManualClock());
+    for (let i = 0; i < 5_000 && key === ''; i++) {
+      const k = `k${i}`;
+      if (balancer.homeOf(k) === 'c' && probe.homeOf(k) === 'a') key = k;
+    }
+    await probe.close();
+    expect(key).not.toBe('');
+    await balancer.removeShard('c');
+    expect(balancer.homeOf(key)).toBe('a');
+    const seen: string[] = [];
+    const out = track(
+      balancer.run(
+        (shard) => {
+          seen.push(shard.id);
+          return shard.id === 'a'
+            ? failAfter(clock, 10, new PushBackError(10_000))
+            : resolveAfter(clock, 5, shard.id);
+        },
+        { key, idempotent: true },
+      ),
+    );
+    await flush();
+    balancer.addShard({ id: 'c', target: 'c' });
+    expect(balancer.homeOf(key)).toBe('c');
+    await tick(clock, 100);
+    expect((out.error as Error | undefined)?.message).toBeUndefined();
+    expect(out.value).toBe('c');
+    await balancer.close();
+  });
+});
