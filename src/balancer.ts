@@ -380,7 +380,8 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
    * id its `send` was given): a number is a load figure (`x-shard-load`), folded into the shard's
    * `load` and `cost` while fresh (10 s); an object is an ORCA report (utilization, requests and
    * errors per second from all its clients), which `weightedByLoadReport()` weighs shards by.
-   * Throws a `ConfigError` for an unknown shard or figures that are not finite numbers ≥ 0.
+   * A shard removed with drain takes reports until its last call ends. Throws a `ConfigError` for
+   * an unknown shard or figures that are not finite numbers ≥ 0.
    *
    * @example
    * const reply = await grpcCall(shard.target);
@@ -398,7 +399,7 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
     member.reportLoad(load);
   }
 
-  /** The member shard `shard` names (an id, or the state a `send` was given). */
+  /** The shard `shard` names (an id, or the state a `send` was given): a member, or one draining. */
   #member(shard: string | ShardState<T>): Shard<T> {
     const shards = this.#membership.shards;
     if (typeof shard === 'string') {
@@ -407,6 +408,11 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
     } else if (typeof shard === 'object' && shard !== null && shards[shard.index] === shard) {
       return shard as Shard<T>;
     }
+    const draining =
+      typeof shard === 'string' || (typeof shard === 'object' && shard !== null)
+        ? this.#membership.draining(shard)
+        : undefined;
+    if (draining !== undefined) return draining;
     throw new ConfigError(
       'shard',
       'must be a member shard or its id',

@@ -161,6 +161,15 @@ export class Membership<T, S = ShardSpec<T>> {
     resolve();
   }
 
+  /**
+   * A shard removed with drain whose calls still run, by itself or by its id: a call that ends
+   * there may still report its load (it is dropped with the shard).
+   */
+  draining(shard: string | object): Shard<T> | undefined {
+    for (const s of this.#removals.keys()) if (s === shard || s.id === shard) return s;
+    return undefined;
+  }
+
   /** Makes `shards` the membership: the picker rebuilds first (it may refuse), then indexes. */
   install(shards: Shard<T>[]): void {
     withIndexes(shards);

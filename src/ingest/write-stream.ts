@@ -118,9 +118,10 @@ export class LedgerWriteStream<T, Rec> extends Writable implements RecordWriteSt
     const ledger = this.#ledger;
     ledger.take();
     if (this.#failure !== undefined) {
-      // Refused, and held back: the stream errors once what it took has settled.
+      // Refused, and held back: the stream errors once what it took has settled (or called back
+      // at once if a `failed` listener destroyed the stream meanwhile: `_destroy` ran already).
       this.#refuse(record);
-      this.#heldWrite = callback;
+      this.#calledBack(callback);
       return;
     }
     this.#sink.add(record);

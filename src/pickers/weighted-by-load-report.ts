@@ -36,7 +36,9 @@ const RECOMPUTE_MS = 1_000;
  * No shard's weight counts for more than this many times the (lower) median weight: gRPC's
  * static stride scheduler clips at 10× too, but of the mean, which the outlier itself lifts.
  */
-export const MAX_WEIGHT_RATIO = 10;
+export /** Past this, weights are rescaled (see `recompute`). */
+const MAX_WEIGHT_TOTAL = 1e300;
+const MAX_WEIGHT_RATIO = 10;
 
 /**
  * A shard seen through the weight the load reports give it: the smooth weighted round robin of
@@ -132,13 +134,23 @@ export function weightedByLoadReport(options: WeightedByLoadReportOptions = {}):
       values[shard.index] = w;
       if (w > 0) usable[valid++] = w;
     }
-    const cap =
-      valid === 0 ? 0 : MAX_WEIGHT_RATIO * usable.subarray(0, valid).sort()[(valid - 1) >> 1]!;
+    const median = valid === 0 ? 0 : usable.subarray(0, valid).sort()[(valid - 1) >> 1]!;
+    const cap = MAX_WEIGHT_RATIO * median;
     let sum = 0;
     for (let i = 0; i < members.length; i++) {
       const index = members[i]!.index;
       if (values[index]! > cap) values[index] = cap;
       sum += values[index]!;
+    }
+    // Figures near the largest double (1.5e308 rps) would make the round robin's total Infinity,
+    // and every pick fail: then the weights are counted in units of the median instead.
+    if (!(sum * members.length < MAX_WEIGHT_TOTAL)) {
+      sum = 0;
+      for (let i = 0; i < members.length; i++) {
+        const index = members[i]!.index;
+        values[index]! /= median;
+        sum += values[index]!;
+      }
     }
     const mean = valid === 0 ? 1 : sum / valid;
     for (let i = 0; i < members.length; i++) {

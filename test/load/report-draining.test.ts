@@ -5,9 +5,9 @@
  * (docs/performance.md "Found on the way, and fixed") and was fixed for itself only.
  */
 import { describe, expect, it } from 'vitest';
-import { Balancer } from '../../../src/index.js';
-import { ManualClock, seededRandom } from '../../../src/testing/index.js';
-import { resolveAfter, tick } from '../../helpers.js';
+import { Balancer } from '../../src/index.js';
+import { ManualClock, seededRandom } from '../../src/testing/index.js';
+import { resolveAfter, tick } from '../helpers.js';
 
 describe('reportLoad from a send whose shard was removed while it ran (drain)', () => {
   for (const load of [3, { cpuUtilization: 0.5, rpsFractional: 100, eps: 0 }] as const) {

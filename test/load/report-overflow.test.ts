@@ -5,10 +5,10 @@
  * NoShardAvailableError.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createHttpBalancer } from '../../../src/http/index.js';
-import { Balancer, weightedByLoadReport } from '../../../src/index.js';
-import { ManualClock, seededRandom } from '../../../src/testing/index.js';
-import { startServer, type TestServer } from '../../http/servers.js';
+import { createHttpBalancer } from '../../src/http/index.js';
+import { Balancer, weightedByLoadReport } from '../../src/index.js';
+import { ManualClock, seededRandom } from '../../src/testing/index.js';
+import { startServer, type TestServer } from '../http/servers.js';
 
 let servers: TestServer[] = [];
 afterEach(async () => {

@@ -6,9 +6,9 @@
  * `writableLength` stays 1.
  */
 import { describe, expect, it } from 'vitest';
-import type { RecordWriteStream } from '../../../src/index.js';
-import { failAfter, resolveAfter, tick } from '../../helpers.js';
-import { fleet, ManualClock, type Rec } from '../../ingest/helpers.js';
+import type { RecordWriteStream } from '../../src/index.js';
+import { failAfter, resolveAfter, tick } from '../helpers.js';
+import { fleet, ManualClock, type Rec } from '../ingest/helpers.js';
 
 const refused = (id: number) => Object.assign(new Error(`refused ${id}`), { retryable: false });
 
