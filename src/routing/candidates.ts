@@ -243,8 +243,10 @@ export class CandidateSet<T> {
         }
       }
       busy = true;
-      const spillAt = run.queuedAtMs + this.#host.spillAfterMs;
-      if (run.queued && this.#host.clock.now() >= spillAt) {
+      // A run not queued yet (routed at admission) has waited from now: with spillAfterMs 0 it
+      // spills at once, as it would from the queue.
+      const spillAt = (run.queued ? run.queuedAtMs : nowMs) + this.#host.spillAfterMs;
+      if (this.#host.clock.now() >= spillAt) {
         reason = 'spill:saturated';
         continue;
       }

@@ -64,15 +64,8 @@ export function readOnly(fields: Record<string, () => unknown>): object {
       enumerable: true,
     });
   }
-  // A new field (or a deleted one) is refused too: a frozen object drops it silently there.
-  const refuse = (_: object, name: string | symbol): never => {
-    throw new TypeError(`Cannot set ${String(name)}: a shard is read-only`);
-  };
-  return new Proxy(Object.freeze(view), {
-    set: refuse,
-    defineProperty: refuse,
-    deleteProperty: refuse,
-  });
+  // Not a Proxy: a view must stay a plain object (`structuredClone`, `Object.freeze` again).
+  return Object.freeze(view);
 }
 
 /** A frozen list that throws on any write, in sloppy-mode code too (see {@link readOnly}). */

@@ -169,17 +169,14 @@ function readOnlyView(fields: Omit<ShardState, 'target'> & { target: unknown }):
   return readOnly(getters) as ShardState;
 }
 
-/** A shard's labels, read-only like the view (a write throws in sloppy-mode code too). */
+/**
+ * A shard's labels, read-only like the view: a write to a label throws in sloppy-mode code too
+ * (accessors, not a Proxy, so the labels stay a plain object `structuredClone` can copy).
+ */
 function readOnlyLabels(
   labels: Readonly<Record<string, string>>,
 ): Readonly<Record<string, string>> {
-  const refuse = (_: object, name: string | symbol): never => {
-    throw new TypeError(`Cannot set labels.${String(name)}: a shard is read-only`);
-  };
-  const frozen: Readonly<Record<string, string>> = Object.freeze({ ...labels });
-  return new Proxy<Readonly<Record<string, string>>>(frozen, {
-    set: refuse,
-    defineProperty: refuse,
-    deleteProperty: refuse,
-  });
+  const getters: Record<string, () => unknown> = {};
+  for (const [name, value] of Object.entries(labels)) getters[name] = () => value;
+  return readOnly(getters) as Readonly<Record<string, string>>;
 }
