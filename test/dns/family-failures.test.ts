@@ -44,6 +44,31 @@ async function until(check: () => boolean, ms = 5_000): Promise<void> {
 const A = (address: string, ttl = 0): Answer => ({ type: 'A', address, ttl });
 const AAAA = (address: string, ttl = 0): Answer => ({ type: 'AAAA', address, ttl });
 
+/**
+ * Makes the DNS change (`change()`), fires the watch's next refresh and waits until it asked
+ * `queries` more questions and applied or reported the result; its changes and errors.
+ */
+async function refreshWith(
+  clock: ManualClock,
+  watch: DnsWatch,
+  dns: FakeDns,
+  queries: number,
+  change: () => void,
+): Promise<{ changes: DnsChange[]; errors: unknown[] }> {
+  const changes: DnsChange[] = [];
+  const errors: unknown[] = [];
+  watch.on('change', (c) => changes.push(c));
+  watch.on('error', (e) => errors.push(e));
+  change();
+  const before = dns.queries.length;
+  clock.advance(clock.nextTimerAt()! - clock.now());
+  await until(
+    () => dns.queries.length >= before + queries && (changes.length > 0 || errors.length > 0),
+  );
+  await flush();
+  return { changes, errors };
+}
+
 describe('watchDns against a DNS server that fails one family, rotates answers, hangs', () => {
   let dns: FakeDns | undefined;
   let watch: DnsWatch | undefined;
@@ -67,17 +92,9 @@ describe('watchDns against a DNS server that fails one family, rotates answers, 
     watch = watchDns(balancer, { hostname: 'ingest.svc.test', port: 80, servers: [dns.address] });
     await watch.ready;
     expect(ids(balancer).sort()).toEqual(['127.0.0.11:80', '[fd00::11]:80']);
-    const changes: DnsChange[] = [];
-    const errors: unknown[] = [];
-    watch.on('change', (c) => changes.push(c));
-    watch.on('error', (e) => errors.push(e));
-    aaaa = 'servfail';
-    const before = dns.queries.length;
-    clock.advance(clock.nextTimerAt()! - clock.now());
-    await until(
-      () => dns!.queries.length >= before + 2 && (changes.length > 0 || errors.length > 0),
-    );
-    await flush();
+    const { changes } = await refreshWith(clock, watch, dns, 2, () => {
+      aaaa = 'servfail';
+    });
     // A DNS server failure for one family is not "the pod left".
     expect({ ids: ids(balancer).sort(), removed: changes.flatMap((c) => c.removed) }).toEqual({
       ids: ['127.0.0.11:80', '[fd00::11]:80'],
@@ -106,17 +123,9 @@ describe('watchDns against a DNS server that fails one family, rotates answers, 
     watch = watchDns(balancer, { srv: '_ingest._tcp.svc.test', servers: [dns.address] });
     await watch.ready;
     expect(ids(balancer).sort()).toEqual(['127.0.0.21:9001', '[fd00::21]:9001']);
-    const changes: DnsChange[] = [];
-    const errors: unknown[] = [];
-    watch.on('change', (c) => changes.push(c));
-    watch.on('error', (e) => errors.push(e));
-    aaaa = 'servfail';
-    const before = dns.queries.length;
-    clock.advance(clock.nextTimerAt()! - clock.now());
-    await until(
-      () => dns!.queries.length >= before + 3 && (changes.length > 0 || errors.length > 0),
-    );
-    await flush();
+    const { changes, errors } = await refreshWith(clock, watch, dns, 3, () => {
+      aaaa = 'servfail';
+    });
     expect({ ids: ids(balancer).sort(), removed: changes.flatMap((c) => c.removed) }).toEqual({
       ids: ['127.0.0.21:9001', '[fd00::21]:9001'],
       removed: [],

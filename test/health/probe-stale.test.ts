@@ -7,34 +7,42 @@ import { failAfter, flush, resolveAfter, tick, track } from '../helpers.js';
 // docs/retries-and-health.md, Outlier ejection: "When the time is up, the shard takes **one probe
 // call**: success restores it (`restore` with `phase: 'healthy'`), failure ejects it again, for
 // longer." A call that started before the ejection is not that probe.
-describe('probe after ejection', () => {
-  it('a call started before the ejection that fails after it expired does not re-eject without a probe', async () => {
-    const clock = new ManualClock();
-    const only = {
+/**
+ * Shards a and b, every run on a (its picker offers nothing else), ejected after two failures in
+ * a row for 1 s; with its eject and restore events.
+ */
+function probing() {
+  const clock = new ManualClock();
+  const balancer = new Balancer<string>({
+    shards: [
+      { id: 'a', target: 'a' },
+      { id: 'b', target: 'b' },
+    ],
+    clock,
+    random: seededRandom(1),
+    picker: {
       name: 'only-a',
       pick: (shards: readonly ShardState[]) => shards.find((s) => s.id === 'a'),
-    };
-    const balancer = new Balancer<string>({
-      shards: [
-        { id: 'a', target: 'a' },
-        { id: 'b', target: 'b' },
-      ],
-      clock,
-      random: seededRandom(1),
-      picker: only,
-      retry: false,
-      health: {
-        consecutiveFailures: 2,
-        failurePercent: false,
-        baseEjectionMs: 1_000,
-        maxEjectedPercent: 50,
-        panicThreshold: 0,
-      },
-    });
-    const ejects: EjectEvent[] = [];
-    const restores: RestoreEvent[] = [];
-    balancer.on('eject', (e) => ejects.push(e));
-    balancer.on('restore', (e) => restores.push(e));
+    },
+    retry: false,
+    health: {
+      consecutiveFailures: 2,
+      failurePercent: false,
+      baseEjectionMs: 1_000,
+      maxEjectedPercent: 50,
+      panicThreshold: 0,
+    },
+  });
+  const ejects: EjectEvent[] = [];
+  const restores: RestoreEvent[] = [];
+  balancer.on('eject', (e) => ejects.push(e));
+  balancer.on('restore', (e) => restores.push(e));
+  return { clock, balancer, ejects, restores };
+}
+
+describe('probe after ejection', () => {
+  it('a call started before the ejection that fails after it expired does not re-eject without a probe', async () => {
+    const { clock, balancer, ejects, restores } = probing();
     const probes: number[] = [];
     // a slow call, in flight across the ejection
     const stale = track(balancer.run(() => failAfter(clock, 5_000, new Error('slow failure'))));
@@ -69,31 +77,7 @@ describe('probe after ejection', () => {
   });
 
   it('a call started before the ejection that succeeds after it expired does not restore the shard: the probe decides', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
-      shards: [
-        { id: 'a', target: 'a' },
-        { id: 'b', target: 'b' },
-      ],
-      clock,
-      random: seededRandom(1),
-      picker: {
-        name: 'only-a',
-        pick: (shards: readonly ShardState[]) => shards.find((s) => s.id === 'a'),
-      },
-      retry: false,
-      health: {
-        consecutiveFailures: 2,
-        failurePercent: false,
-        baseEjectionMs: 1_000,
-        maxEjectedPercent: 50,
-        panicThreshold: 0,
-      },
-    });
-    const ejects: EjectEvent[] = [];
-    const restores: RestoreEvent[] = [];
-    balancer.on('eject', (e) => ejects.push(e));
-    balancer.on('restore', (e) => restores.push(e));
+    const { clock, balancer, ejects, restores } = probing();
     const stale = track(balancer.run(() => resolveAfter(clock, 5_000, 'late')));
     await balancer.run(() => Promise.reject(new Error('x'))).catch(() => {});
     await balancer.run(() => Promise.reject(new Error('x'))).catch(() => {});

@@ -22,8 +22,25 @@ function make(clock: ManualClock) {
   });
 }
 
+/** A strict keyed run of `key` that 'a' pushes back for 10 s, and any other shard serves. */
+function pushedBackOnA(balancer: ReturnType<typeof make>, clock: ManualClock, key: string) {
+  const seen: string[] = [];
+  const out = track(
+    balancer.run(
+      (shard) => {
+        seen.push(shard.id);
+        return shard.id === 'a'
+          ? failAfter(clock, 10, new PushBackError(10_000))
+          : resolveAfter(clock, 5, shard.id);
+      },
+      { key, idempotent: true },
+    ),
+  );
+  return { seen, out };
+}
+
 describe('strict keyed retry after push-back reads the key’s current home', () => {
-  it('home removed (drain) while its attempt runs: the push-back of the old home fails the run', async () => {
+  it('home removed (drain) while its attempt runs: the retry goes to the key’s new home', async () => {
     const clock = new ManualClock();
     const balancer = make(clock);
     let key = '';
@@ -32,18 +49,7 @@ describe('strict keyed retry after push-back reads the key’s current home', ()
         key = `k${i}`;
         break;
       }
-    const seen: string[] = [];
-    const out = track(
-      balancer.run(
-        (shard) => {
-          seen.push(shard.id);
-          return shard.id === 'a'
-            ? failAfter(clock, 10, new PushBackError(10_000))
-            : resolveAfter(clock, 5, shard.id);
-        },
-        { key, idempotent: true },
-      ),
-    );
+    const { seen, out } = pushedBackOnA(balancer, clock, key);
     await flush();
     expect(seen).toEqual(['a']);
     const removed = balancer.removeShard('a'); // drain: the attempt on 'a' goes on
@@ -59,7 +65,7 @@ describe('strict keyed retry after push-back reads the key’s current home', ()
     await balancer.close();
   });
 
-  it('a shard added while the attempt runs becomes the home: the old home’s push-back still decides', async () => {
+  it('a shard added while the attempt runs becomes the home: the retry goes there', async () => {
     const clock = new ManualClock();
     const balancer = make(clock);
     balancer.addShard({ id: 'c', target: 'c' });
@@ -74,18 +80,7 @@ describe('strict keyed retry after push-back reads the key’s current home', ()
     expect(key).not.toBe('');
     await balancer.removeShard('c');
     expect(balancer.homeOf(key)).toBe('a');
-    const seen: string[] = [];
-    const out = track(
-      balancer.run(
-        (shard) => {
-          seen.push(shard.id);
-          return shard.id === 'a'
-            ? failAfter(clock, 10, new PushBackError(10_000))
-            : resolveAfter(clock, 5, shard.id);
-        },
-        { key, idempotent: true },
-      ),
-    );
+    const { out } = pushedBackOnA(balancer, clock, key);
     await flush();
     balancer.addShard({ id: 'c', target: 'c' });
     expect(balancer.homeOf(key)).toBe('c');

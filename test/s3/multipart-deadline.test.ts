@@ -27,49 +27,37 @@ describe("multipart cleanup is bounded by the attempt's timeoutMs", () => {
     await fake?.close();
   });
 
-  it('upload({ timeoutMs: 300 }): a hung AbortMultipartUpload holds close() at most ~300 ms, not 60 s', async () => {
-    // Parts and the abort never get an answer (a target that went silent).
-    fake.script = (req) => req.op === 'UploadPart' || req.op === 'AbortMultipartUpload';
+  /**
+   * An 11 MiB upload with `timeoutMs: 300` on a target that leaves `hung` calls unanswered: it
+   * times out, and `close()` must settle within 3 s (the cleanup's deadline is the request's).
+   */
+  async function closesAfterTimeout(key: string, hung: (op: string) => boolean): Promise<void> {
+    fake.script = (req) => hung(req.op);
     const balancer = createS3Balancer({
       targets: [{ client: fake.client(), bucket: 'bkt-a' }],
       retry: { attempts: 1 },
     });
     const error = await balancer
-      .upload({
-        key: 'big.bin',
-        body: Buffer.alloc(11 * MiB),
-        partSizeBytes: 5 * MiB,
-        timeoutMs: 300,
-      })
+      .upload({ key, body: Buffer.alloc(11 * MiB), partSizeBytes: 5 * MiB, timeoutMs: 300 })
       .catch((e: unknown) => e as Error);
     expect((error as Error).message).toMatch(/timed out after 300 ms/);
-    // Documented: "the abort has its own deadline (the attempt's `timeoutMs`, at most 60 s)".
     const closing = balancer.close();
     const state = await within(closing, 3_000);
     fake.script = undefined;
     expect(state).toBe('settled');
     await closing.catch(() => {});
+  }
+
+  it('upload({ timeoutMs: 300 }): a hung AbortMultipartUpload holds close() at most ~300 ms, not 60 s', async () => {
+    // Parts and the abort never get an answer (a target that went silent). Documented: "the
+    // abort has its own deadline (the attempt's `timeoutMs`, at most 60 s)".
+    await closesAfterTimeout(
+      'big.bin',
+      (op) => op === 'UploadPart' || op === 'AbortMultipartUpload',
+    );
   }, 70_000);
 
   it('upload({ timeoutMs: 300 }): a hung CreateMultipartUpload holds close() at most ~300 ms, not 60 s', async () => {
-    fake.script = (req) => req.op === 'CreateMultipartUpload';
-    const balancer = createS3Balancer({
-      targets: [{ client: fake.client(), bucket: 'bkt-a' }],
-      retry: { attempts: 1 },
-    });
-    const error = await balancer
-      .upload({
-        key: 'big2.bin',
-        body: Buffer.alloc(11 * MiB),
-        partSizeBytes: 5 * MiB,
-        timeoutMs: 300,
-      })
-      .catch((e: unknown) => e as Error);
-    expect((error as Error).message).toMatch(/timed out after 300 ms/);
-    const closing = balancer.close();
-    const state = await within(closing, 3_000);
-    fake.script = undefined;
-    expect(state).toBe('settled');
-    await closing.catch(() => {});
+    await closesAfterTimeout('big2.bin', (op) => op === 'CreateMultipartUpload');
   }, 70_000);
 });

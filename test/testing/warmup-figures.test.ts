@@ -1,19 +1,24 @@
 import { describe, expect, it } from 'vitest';
 import { roundRobin } from '../../src/pickers/index.js';
-import { simulate } from '../../src/testing/index.js';
+import { type SimulateOptions, simulate } from '../../src/testing/index.js';
+
+/** One shard failing every call after 100 ms, 100 runs/s, 50 measured after a 500 ms warm-up. */
+function failingFleet(retry: NonNullable<SimulateOptions['balancerOptions']>['retry']) {
+  return simulate({
+    picker: roundRobin,
+    balancerOptions: { retry, health: false },
+    shards: [{ id: 'a', latency: 100, failureRate: 1 }],
+    arrivals: { rate: 100 },
+    requests: 50,
+    warmupMs: 500,
+    seed: 1,
+  });
+}
 
 describe('warm-up is left out of every figure', () => {
   it('perShard.failures counts no attempt of a warm-up run', async () => {
-    // Every call fails after 100 ms; no retries: one attempt per run.
-    const r = await simulate({
-      picker: roundRobin,
-      balancerOptions: { retry: { attempts: 1 }, health: false },
-      shards: [{ id: 'a', latency: 100, failureRate: 1 }],
-      arrivals: { rate: 100 },
-      requests: 50,
-      warmupMs: 500,
-      seed: 1,
-    });
+    // No retries: one attempt per run.
+    const r = await failingFleet({ attempts: 1 });
     expect(r.failures).toBe(50);
     expect(r.perShard[0]!.requests).toBe(50);
     // Each measured run made one attempt, which failed: 50 failures on the only shard.
@@ -21,17 +26,10 @@ describe('warm-up is left out of every figure', () => {
   });
 
   it('retries and perShard.requests count no retry of a warm-up run', async () => {
-    const r = await simulate({
-      picker: roundRobin,
-      balancerOptions: {
-        retry: { attempts: 3, budget: false, backoff: { baseMs: 50, maxMs: 50 } },
-        health: false,
-      },
-      shards: [{ id: 'a', latency: 100, failureRate: 1 }],
-      arrivals: { rate: 100 },
-      requests: 50,
-      warmupMs: 500,
-      seed: 1,
+    const r = await failingFleet({
+      attempts: 3,
+      budget: false,
+      backoff: { baseMs: 50, maxMs: 50 },
     });
     expect(r.failures).toBe(50);
     // Each measured run: 3 attempts, 2 of them retries.
