@@ -397,13 +397,8 @@ export class Dispatcher<T> {
     now: number,
   ): void {
     noteFailure(run, shard, error, now);
-    // A strict keyed run may use its home alone — its home now (the membership may have changed
-    // during the attempt) — and waits for that home's push-back.
-    const current =
-      this.#parts.router.strict && run.key !== undefined
-        ? this.#parts.router.home(run, now)
-        : undefined;
-    const home = current instanceof Shard ? current : undefined;
+    // A strict keyed run may use its home alone, and waits for that home's push-back.
+    const home = this.#parts.router.strictHome(run, now);
     const pushBackWaitMs =
       home !== undefined
         ? Math.max(0, home.pushBack.untilMs - now)

@@ -9,7 +9,7 @@
 import { isShardwiseError, NoShardAvailableError, PickerError } from '../errors.js';
 import type { TickClock } from '../load/tick.js';
 import { KeyedState, type Run } from '../run.js';
-import type { Shard } from '../shard.js';
+import { Shard } from '../shard.js';
 import type { DisplacementReason } from '../stats.js';
 import type { Key, Picker, PickRequest, RandomSource, ShardState } from '../types.js';
 import type { CandidateSet } from './candidates.js';
@@ -92,6 +92,16 @@ export class Router<T> {
    * The home of `run`'s key: the first shard of the key's order among the members its rule
    * allows (the picker's `home()`, or its choice among all of them). Cached per membership.
    */
+  /**
+   * The home a strict keyed run may use alone, as it is now (the membership may have changed
+   * since its attempt started); undefined for any other run.
+   */
+  strictHome(run: Run<T>, nowMs: number): Shard<T> | undefined {
+    if (!this.strict || run.key === undefined) return undefined;
+    const home = this.home(run, nowMs);
+    return home instanceof Shard ? home : undefined;
+  }
+
   home(run: Run<T>, nowMs: number): Shard<T> | undefined | Error {
     const version = this.#host.membership.version;
     if (run.keyed === undefined) run.keyed = new KeyedState<T>();
