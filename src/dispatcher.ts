@@ -178,8 +178,7 @@ export class Dispatcher<T> {
       // Admitted runs fund retries; while the queue is full none do, even one that starts at once.
       if (!full) this.#parts.budget?.deposit(now);
       if (signal !== undefined) this.#signals.add(signal, run);
-      // Fast path: nothing waits ahead of this run (or, when full, only runs it may pass: those
-      // that can start go first, in arrival order).
+      // Fast path: nothing waits ahead (when full, those that can start go first, in order).
       if (queueFirst && full) this.#pump();
       if ((!queueFirst || full) && this.#inFlight < this.#options.maxInFlight) {
         if (this.#route(run, now, full)) return;
@@ -270,7 +269,11 @@ export class Dispatcher<T> {
     while (node !== undefined && this.#inFlight < this.#options.maxInFlight) {
       const run = node;
       node = run.next as Run<T> | undefined;
-      if (this.#route(run, now)) continue;
+      if (this.#route(run, now)) {
+        // A listener may have changed the queue meanwhile (a close settled the runs queued).
+        if (node !== undefined && !node.queued) node = this.#waiting.queue.head;
+        continue;
+      }
       if (
         (run.requirement === undefined && this.#candidates.tiers === undefined) ||
         ++skipped > MAX_SKIPPED
