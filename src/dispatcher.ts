@@ -58,6 +58,8 @@ export class Dispatcher<T> {
   readonly #settings = runSettings();
   #inFlight = 0;
   #pending = 0;
+  /** Pumps begun: one begun inside another's route (a listener acted) makes its next node stale. */
+  #pumps = 0;
   #closed = false;
   #drainWait: { promise: Promise<void>; resolve: () => void } | undefined;
 
@@ -125,12 +127,7 @@ export class Dispatcher<T> {
     this.#pump();
   }
 
-  /**
-   * Runs `fn` on a shard the picker chooses, when a slot is free. Resolves with `fn`'s value, or
-   * rejects once with: the caller's abort reason, `TimeoutError`, `QueueFullError`,
-   * `BalancerClosedError`, `ShardUnavailableError` (a keyed run's home stayed unavailable), the
-   * error itself (not retried), or `RetriesExhaustedError` with every attempt.
-   */
+  /** Runs `fn` on a shard the picker chooses, when a slot is free (see `Balancer.run`). */
   run<R>(fn: RunFn<T, R>, options?: RunOptions): Promise<R> {
     if (typeof fn !== 'function')
       return this.refuse(new ConfigError('fn', 'must be a function', fn));
@@ -152,8 +149,7 @@ export class Dispatcher<T> {
     if (signal?.aborted) return this.refuse(signal.reason);
     const waiting = this.#waiting;
     const queueFirst = waiting.queue.size > 0;
-    // Runs queued ahead that a rule or a tier holds back may be passed (as `#pump` does); when
-    // full, only within what it scans, so no run starts ahead of an older one that could have.
+    // Runs a rule or a tier holds back may be passed (as `#pump` does); when full, within its scan.
     const passable =
       this.#candidates.tiers !== undefined || waiting.queue.head?.requirement !== undefined;
     const full = waiting.full;
@@ -263,6 +259,7 @@ export class Dispatcher<T> {
    * elsewhere) are tried too, up to a bounded number.
    */
   #pump(): void {
+    let pumps = ++this.#pumps;
     let node = this.#waiting.queue.head;
     const now = this.#clock.now();
     let skipped = 0;
@@ -270,8 +267,11 @@ export class Dispatcher<T> {
       const run = node;
       node = run.next as Run<T> | undefined;
       if (this.#route(run, now)) {
-        // A listener may have changed the queue meanwhile (a close settled the runs queued).
-        if (node !== undefined && !node.queued) node = this.#waiting.queue.head;
+        // A listener acted meanwhile (a close, a nested pump): `node` may be stale, so restart.
+        if (this.#pumps !== pumps || (node !== undefined && !node.queued)) {
+          pumps = this.#pumps;
+          node = this.#waiting.queue.head;
+        }
         continue;
       }
       if (
