@@ -1,21 +1,31 @@
 import { describe, expect, it } from 'vitest';
-import { Balancer, type RouteEvent, roundRobin } from '../../src/index.js';
+import { Balancer, type BalancerOptions, type RouteEvent, roundRobin } from '../../src/index.js';
 import { ManualClock, seededRandom } from '../../src/testing/index.js';
+import type { ShardSpec } from '../../src/types.js';
 import { flush, resolveAfter, tick, track } from '../helpers.js';
+
+/** A round-robin balancer over `shards` on a manual clock, with `options` beside. */
+function make(shards: ShardSpec<string>[], options: Partial<BalancerOptions<string>> = {}) {
+  const clock = new ManualClock();
+  const balancer = new Balancer<string>({
+    shards,
+    picker: roundRobin(),
+    clock,
+    random: seededRandom(1),
+    ...options,
+  });
+  return { clock, balancer };
+}
 
 describe('membership changes re-evaluate waiting runs', () => {
   it('a run waiting on its only allowed (capped) shard starts at once when another shard gains the label', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
-      shards: [
+    const { clock, balancer } = make(
+      [
         { id: 'eu-1', target: 'a', labels: { region: 'eu' } },
         { id: 'us-1', target: 'b', labels: { region: 'us' } },
       ],
-      picker: roundRobin(),
-      maxInFlightPerShard: 1,
-      clock,
-      random: seededRandom(1),
-    });
+      { maxInFlightPerShard: 1 },
+    );
     const routes: RouteEvent[] = [];
     balancer.on('route', (e) => routes.push(e));
     const first = track(
@@ -36,20 +46,18 @@ describe('membership changes re-evaluate waiting runs', () => {
   });
 
   it('a run held by a saturated tier 0 goes at once to a shard that joins tier 0 by a label change', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
-      shards: [
+    const { clock, balancer } = make(
+      [
         { id: 'op-1', target: 'a', labels: { site: 'onprem' } },
         { id: 'x-1', target: 'b', labels: { site: 'other' } },
         { id: 'cl-1', target: 'c', labels: { site: 'cloud' } },
       ],
-      picker: roundRobin(),
-      prefer: [{ site: 'onprem' }, { site: 'cloud' }],
-      spillAfterMs: 1_000,
-      maxInFlightPerShard: 1,
-      clock,
-      random: seededRandom(1),
-    });
+      {
+        prefer: [{ site: 'onprem' }, { site: 'cloud' }],
+        spillAfterMs: 1_000,
+        maxInFlightPerShard: 1,
+      },
+    );
     const routes: RouteEvent[] = [];
     balancer.on('route', (e) => routes.push(e));
     const first = track(balancer.run(() => resolveAfter(clock, 5000, 'x')));
@@ -72,17 +80,13 @@ describe('membership changes re-evaluate waiting runs', () => {
   });
 
   it('a shard losing its tier-0 label: the next run is routed by the new tiers (cache invalidated)', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
-      shards: [
+    const { balancer } = make(
+      [
         { id: 'op-1', target: 'a', labels: { site: 'onprem' } },
         { id: 'cl-1', target: 'c', labels: { site: 'cloud' } },
       ],
-      picker: roundRobin(),
-      prefer: [{ site: 'onprem' }, { site: 'cloud' }],
-      clock,
-      random: seededRandom(1),
-    });
+      { prefer: [{ site: 'onprem' }, { site: 'cloud' }] },
+    );
     const routes: RouteEvent[] = [];
     balancer.on('route', (e) => routes.push(e));
     const rule = { site: ['onprem', 'cloud'] };
@@ -104,17 +108,13 @@ describe('membership changes re-evaluate waiting runs', () => {
   });
 
   it('a waiting run whose allowed shards all lose the label rejects with NoShardAvailableError', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
-      shards: [
+    const { clock, balancer } = make(
+      [
         { id: 'eu-1', target: 'a', labels: { region: 'eu' } },
         { id: 'us-1', target: 'b', labels: { region: 'us' } },
       ],
-      picker: roundRobin(),
-      maxInFlightPerShard: 1,
-      clock,
-      random: seededRandom(1),
-    });
+      { maxInFlightPerShard: 1 },
+    );
     const first = track(
       balancer.run(() => resolveAfter(clock, 1000, 'x'), { require: { region: 'us' } }),
     );
