@@ -1,26 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { resolveRetryOptions } from '../src/health/retry.js';
 import {
-  Balancer,
   type BalancerOptions,
   RetriesExhaustedError,
   type RetryEvent,
   roundRobin,
 } from '../src/index.js';
 import { decideRetry } from '../src/retry-policy.js';
-import { ManualClock, seededRandom } from '../src/testing/index.js';
-import { failAfter, flush, tick, track } from './helpers.js';
+import { failAfter, flush, makeBalancer, tick, track } from './helpers.js';
 
 function make(options: Partial<BalancerOptions<string>> = {}, ids = ['a', 'b', 'c']) {
-  const clock = new ManualClock();
-  const balancer = new Balancer<string>({
-    shards: ids.map((id) => ({ id, target: id })),
-    clock,
-    random: seededRandom(1),
-    picker: roundRobin(),
-    ...options,
-  });
-  return { clock, balancer };
+  return makeBalancer({ picker: roundRobin(), ...options }, ids);
 }
 
 describe('backoff bounds', () => {

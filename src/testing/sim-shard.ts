@@ -69,8 +69,6 @@ export class SimShard {
   maxInFlight = 0;
   /** Latencies of measured calls, call to answer (queue wait included), virtual ms. */
   readonly latencies: number[] = [];
-  /** False during a warm-up: calls then leave no figures (`maxInFlight`, `latencies`). */
-  measuring = true;
   readonly inService = new Set<Job>();
   queue: Job[] = [];
   head = 0;
@@ -90,7 +88,7 @@ export class SimShard {
   }
 
   /** A call from a run; `measured`: the run is measured (not a warm-up run, however late). */
-  call(state: ShardState, ctx: RunContext, measured = this.measuring): Promise<undefined> {
+  call(state: ShardState, ctx: RunContext, measured: boolean): Promise<undefined> {
     // The balancer counts the call before making it, so this is the in-flight count with it.
     if (measured && state.inFlight > this.maxInFlight) this.maxInFlight = state.inFlight;
     if (this.down) {

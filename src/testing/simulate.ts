@@ -90,7 +90,7 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
   let measuring = o.warmupMs === 0 && o.warmupRequests === 0;
   const endWarmup = (): void => {
     measuring = true;
-    measurement.endWarmup(clock.now(), issued, sims);
+    measurement.endWarmup(clock.now(), issued);
   };
   // A measured run's attempts are counted by the run (a warm-up run may retry after the warm-up).
   const callMeasured = (shard: ShardState<SimShard>, ctx: RunContext): Promise<undefined> => {
@@ -123,11 +123,8 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
   let instantMs = Number.NaN;
   let atInstant = 0;
   let stuck: ConfigError | undefined;
-  if (!measuring) {
-    for (const sim of sims) sim.measuring = false;
-    // Set first, so it fires before any other event due at the same time.
-    if (o.warmupMs > 0) clock.setTimer(endWarmup, o.warmupMs);
-  }
+  // Set first, so it fires before any other event due at the same time.
+  if (!measuring && o.warmupMs > 0) clock.setTimer(endWarmup, o.warmupMs);
 
   const issue = (): void => {
     if (!measuring && o.warmupRequests > 0 && issued === o.warmupRequests) endWarmup();

@@ -138,10 +138,9 @@ export class Measurement {
   }
 
   /** Ends the warm-up at `nowMs`, after `admitted` runs. */
-  endWarmup(nowMs: number, admitted: number, sims: readonly SimShard[]): void {
+  endWarmup(nowMs: number, admitted: number): void {
     this.warmup.ms = nowMs;
     this.warmup.requests = admitted;
-    for (const sim of sims) sim.measuring = true;
   }
 
   /** A measured run's attempt number `attempt` started on shard `index`. */

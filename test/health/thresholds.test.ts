@@ -1,26 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { RetryBudget } from '../../src/health/budget.js';
 import {
-  Balancer,
   type BalancerOptions,
   type EjectEvent,
   PushBackError,
   type RestoreEvent,
   roundRobin,
 } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
+import { ManualClock } from '../../src/testing/index.js';
 import type { ShardState } from '../../src/types.js';
-import { flush, resolveAfter, tick, track } from '../helpers.js';
+import { flush, makeBalancer, resolveAfter, tick, track } from '../helpers.js';
 
 function make(options: Partial<BalancerOptions<string>> = {}, ids = ['a', 'b']) {
-  const clock = new ManualClock();
-  const balancer = new Balancer<string>({
-    shards: ids.map((id) => ({ id, target: id })),
-    clock,
-    random: seededRandom(1),
-    picker: roundRobin(),
-    ...options,
-  });
+  const { clock, balancer } = makeBalancer({ picker: roundRobin(), ...options }, ids);
   const ejects: EjectEvent[] = [];
   const restores: RestoreEvent[] = [];
   balancer.on('eject', (e) => ejects.push(e));
