@@ -45,7 +45,7 @@ export interface JsonlToHttpOptions {
   /** Where progress and the summary go (default stdout). A TTY gets a progress bar. */
   out?: NodeJS.WritableStream & { isTTY?: boolean };
   /** Least time between two progress updates, ms (default 250). */
-  progressIntervalMs?: number;
+  progressMs?: number;
   /** Connections per shard (default 8). */
   connectionsPerShard?: number;
   /** Lines per request: send NDJSON batches of up to this many lines (default: one line each). */
@@ -114,7 +114,7 @@ export async function main(options: JsonlToHttpOptions): Promise<IngestSummary<L
   const lines = readJsonl(options.file, (n) => {
     bytesRead += n;
   });
-  const progressIntervalMs = options.progressIntervalMs ?? 250;
+  const progressMs = options.progressMs ?? 250;
   try {
     const summary =
       options.batch === undefined
@@ -125,7 +125,7 @@ export async function main(options: JsonlToHttpOptions): Promise<IngestSummary<L
             bytes: (record) => Buffer.byteLength(record.text),
             // Records carry their id: a second delivery is harmless, so failed attempts retry.
             idempotent: true,
-            progressIntervalMs,
+            progressMs,
             onProgress,
           })
         : // Batches of lines, one NDJSON request each: the lines are the records' encoding
@@ -135,7 +135,7 @@ export async function main(options: JsonlToHttpOptions): Promise<IngestSummary<L
             encode: (records) => `${records.map((r) => r.text).join('\n')}\n`,
             key: (record) => record.id,
             batch: { maxRecords: options.batch, size: (r) => Buffer.byteLength(r.text) + 1 },
-            progressIntervalMs,
+            progressMs,
             onProgress,
           });
     if (bar) out.write('\n');

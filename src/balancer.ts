@@ -14,7 +14,7 @@ import {
   ingest,
   type RecordOptions,
 } from './ingest/index.js';
-import { ON_CLOSE } from './ingest/types.js';
+import { INGEST_VIEW, type IngestView, ON_CLOSE } from './ingest/types.js';
 import { checkLoadReport, type LoadReportFigures } from './load/load-report.js';
 import { TickClock } from './load/tick.js';
 import { Membership, type MembershipHooks } from './membership.js';
@@ -81,6 +81,8 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
   #shardsView: { version: number; list: readonly ShardState<T>[] } | undefined;
   /** Ingestions waiting on their source, told when `close()` is called. */
   readonly #closeListeners = new Set<() => void>();
+  /** What ingestions read of this balancer beyond its public API. */
+  readonly #ingestView: IngestView;
 
   constructor(options: BalancerOptions<T>, extension: BalancerExtension<T, S> = {}) {
     super();
@@ -110,8 +112,8 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
         : new OutlierDetector<Shard<T>>(o.health, {
             clock: this.clock,
             members: () => membership.shards,
-            healthChanged: (shard, change, durationMs) =>
-              this.#healthChanged(shard, change, durationMs),
+            healthChanged: (shard, change, durationMs, early) =>
+              this.#healthChanged(shard, change, durationMs, early === true),
           });
     this.#candidates = new CandidateSet<T>(
       {
@@ -162,8 +164,22 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
           : undefined,
       figures: this.#figures,
       policy: options.policy,
+      probeEarly: (shard) => this.#outliers?.probeEarly(shard),
     });
     membership.start(specs);
+    const candidates = this.#candidates;
+    const clock = this.clock;
+    this.#ingestView = {
+      retry: o.retry,
+      deliveryTimeoutMs: o.deliveryTimeoutMs,
+      strict: this.#router.strict,
+      blocked: (state) => {
+        const shard = state as Shard<T>;
+        if (shard.health.state === 'ejected' && !candidates.panic) return 'ejected';
+        if (shard.pushedBackAt(clock.now())) return 'pushback';
+        return shard.hasRoom ? undefined : 'capped';
+      },
+    };
     const picker = this.picker as { onRehash?: (listener: (e: RehashEvent) => void) => unknown };
     picker.onRehash?.((event) => {
       // Keys have new homes, as after a membership change: runs waiting at their old home, and
@@ -262,9 +278,23 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
     return this.#dispatcher.ready();
   }
 
-  /** Resolves when every admitted run has settled. */
-  drain(): Promise<void> {
-    return this.#dispatcher.drain();
+  /**
+   * Resolves when every admitted run has settled. With `timeoutMs`, rejects with a `TimeoutError`
+   * if some run has not settled by then (the runs go on: `close({ drain: false })` stops them).
+   */
+  drain(options: { timeoutMs?: number } = {}): Promise<void> {
+    let timeoutMs: number;
+    try {
+      checkObject('drain options', options);
+      checkKnownKeys('drain options', options, ['timeoutMs']);
+      timeoutMs =
+        options.timeoutMs === undefined
+          ? Number.POSITIVE_INFINITY
+          : checkTimeout('drain.timeoutMs', options.timeoutMs);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#dispatcher.drain(timeoutMs);
   }
 
   /**
@@ -304,6 +334,11 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
   /** True once `close()` was called. */
   get closed(): boolean {
     return this.#dispatcher.closed;
+  }
+
+  /** For ingestions: the balancer's settings and availability (see `IngestView`). */
+  [INGEST_VIEW](): IngestView {
+    return this.#ingestView;
   }
 
   /** For ingestions: calls `listener` once `close()` is called (at once if it was). */
@@ -449,18 +484,27 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
     this.#dispatcher.membershipChanged();
   }
 
-  #healthChanged(shard: Shard<T>, change: 'eject' | 'probe' | 'restore', durationMs: number): void {
+  /**
+   * `early`: an early probe (asked for by keyed work waiting for an ejected home) began or failed;
+   * the shard's ejection is the same one, so no event announces it.
+   */
+  #healthChanged(
+    shard: Shard<T>,
+    change: 'eject' | 'probe' | 'restore',
+    durationMs: number,
+    early: boolean,
+  ): void {
     this.#candidates.recount();
     if (change === 'eject') {
       this.#dispatcher.unavailable(shard, 'ejected');
-      if (this.listenerCount('eject') > 0)
+      if (!early && this.listenerCount('eject') > 0)
         this.emit('eject', { shardId: shard.id, durationMs, ejections: shard.health.ejections });
       // Panic ignores ejection — all over, or within a rule whose last healthy shard this was:
       // runs waiting for an ejected home (or any shard) may go now.
       this.#dispatcher.wake();
       return;
     }
-    if (this.listenerCount('restore') > 0)
+    if (!early && this.listenerCount('restore') > 0)
       this.emit('restore', { shardId: shard.id, phase: change === 'probe' ? 'probe' : 'healthy' });
     this.#dispatcher.wake();
   }

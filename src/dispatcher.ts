@@ -43,6 +43,8 @@ export interface DispatcherParts<T> {
   budget: RetryBudget | undefined;
   figures: Figures;
   policy: ((meta: unknown) => Requirement | undefined) | undefined;
+  /** Lets one probe through to ejected `shard` now: keyed runs wait for it (health/). */
+  probeEarly(shard: Shard<T>): void;
 }
 
 export class Dispatcher<T> {
@@ -73,12 +75,18 @@ export class Dispatcher<T> {
       clock: parts.clock,
       expired: (run, waitedMs) => {
         const { waitingAt, waitReason } = run.keyed!;
-        const error = new ShardUnavailableError(waitingAt!.id, waitedMs, waitReason);
+        const error = new ShardUnavailableError(
+          waitingAt!.id,
+          waitedMs,
+          waitReason,
+          run.deadlineMs - run.admittedMs,
+        );
         this.#settle(run, false, error);
         this.#waiting.shrank();
       },
       serve: (shard) => this.#serve(shard),
       pump: () => this.#pump(),
+      probeEarly: (shard) => parts.probeEarly(shard),
     });
   }
 
@@ -134,12 +142,13 @@ export class Dispatcher<T> {
     const o = this.#settings;
     let rule: CompiledRequirement | undefined;
     try {
-      readRunOptions(options, this.#options.timeoutMs, o);
+      readRunOptions(options, this.#options, o);
     } catch (error) {
       return this.refuse(error);
     }
     // Read before any user code (a policy) could start another run and reuse the settings.
-    const { key, signal, timeoutMs, idempotent, bytes, require, meta } = o;
+    const { key, signal, timeoutMs, deliveryTimeoutMs, idempotent, bytes, require, meta, retry } =
+      o;
     try {
       rule = ruleOf(require, meta, this.#parts.policy, this.#candidates);
     } catch (error) {
@@ -170,6 +179,8 @@ export class Dispatcher<T> {
         resolve as (value: unknown) => void,
         reject,
       );
+      run.deadlineMs = now + deliveryTimeoutMs;
+      run.retry = retry;
       this.#pending++;
       // Admitted runs fund retries; while the queue is full none do, even one that starts at once.
       if (!full) this.#parts.budget?.deposit(now);
@@ -194,11 +205,30 @@ export class Dispatcher<T> {
     return this.#waiting.ready(!this.#closed);
   }
 
-  /** Resolves when every admitted run has settled. */
-  drain(): Promise<void> {
+  /**
+   * Resolves when every admitted run has settled; with `timeoutMs`, rejects with a `TimeoutError`
+   * (naming how many still run) if that takes longer. The runs go on either way.
+   */
+  drain(timeoutMs = Number.POSITIVE_INFINITY): Promise<void> {
     if (this.#pending === 0) return RESOLVED;
     this.#drainWait ??= deferred();
-    return this.#drainWait.promise;
+    const settled = this.#drainWait.promise;
+    if (timeoutMs === Number.POSITIVE_INFINITY) return settled;
+    return new Promise<void>((resolve, reject) => {
+      const cancel = this.#clock.setTimer(() => {
+        reject(
+          new TimeoutError(
+            timeoutMs,
+            undefined,
+            `drain() waited ${timeoutMs} ms and ${this.#pending} run(s) had not settled: a shard that never answers holds its runs until their timeoutMs (set one) or a close({ drain: false })`,
+          ),
+        );
+      }, timeoutMs);
+      settled.then(() => {
+        cancel();
+        resolve();
+      });
+    });
   }
 
   /**
@@ -320,7 +350,6 @@ export class Dispatcher<T> {
     const keyed = run.keyed;
     if (keyed !== undefined) {
       keyed.waitSinceMs = -1;
-      keyed.waitDeadlineMs = Number.POSITIVE_INFINITY;
       if (keyed.displaced !== undefined) this.#parts.figures.displace(keyed.home!, keyed.displaced);
     }
     const token = run.token;
@@ -364,7 +393,7 @@ export class Dispatcher<T> {
     const now = this.#clock.now();
     const latencyMs = now > run.attemptStartMs ? now - run.attemptStartMs : 0; // ≥ 0 if it steps back
     const feedback = this.#parts.feedback;
-    const retryable = ok || feedback.retryable(result);
+    const retryable = ok || feedback.retryable(result, run.retry);
     // Availability before the limit moves: the slot count and the limit change together.
     const wasAvailable = this.#candidates.available(shard);
     feedback.sample(shard, latencyMs, !ok && feedback.drops(result, retryable));
@@ -406,7 +435,15 @@ export class Dispatcher<T> {
       home !== undefined
         ? Math.max(0, home.pushBack.untilMs - now)
         : this.#candidates.pushBackWait(run, now);
-    const decision = decideRunRetry(run, error, retryable, pushBackWaitMs, this.#parts);
+    const decision = decideRunRetry(
+      run,
+      error,
+      retryable,
+      pushBackWaitMs,
+      now,
+      home !== undefined,
+      this.#parts,
+    );
     if (this.#events.listenerCount('failure') > 0) {
       const { id: shardId } = shard;
       this.#events.emit('failure', {
@@ -419,7 +456,7 @@ export class Dispatcher<T> {
     }
     if (!decision.retry) {
       if (decision.budgetRefused === true) this.#parts.figures.budgetExhausted++;
-      this.#settle(run, false, finalError(run, error, decision, home));
+      this.#settle(run, false, finalError(run, error, decision, now, home));
       return;
     }
     const delayMs = decision.delayMs;

@@ -20,6 +20,8 @@ export type ShardwiseErrorCode =
   | 'SHARDWISE_PUSH_BACK'
   | 'SHARDWISE_SHARD_REMOVED'
   | 'SHARDWISE_SHARD_UNAVAILABLE'
+  | 'SHARDWISE_UNCERTAIN'
+  | 'SHARDWISE_RECORD_TOO_LARGE'
   | 'SHARDWISE_WRITE_FAILED'
   | 'SHARDWISE_INGEST_STOPPED'
   | 'SHARDWISE_HTTP'
@@ -161,14 +163,19 @@ export class QueueFullError extends Error {
   }
 }
 
-/** One attempt took longer than `timeoutMs`; its signal was aborted. */
+/**
+ * One attempt took longer than `timeoutMs` (its signal was aborted), or `drain({ timeoutMs })`
+ * ran out before every run settled.
+ */
 export class TimeoutError extends Error {
   declare readonly code: 'SHARDWISE_TIMEOUT';
   readonly timeoutMs: number;
   readonly shardId: string | undefined;
-  constructor(timeoutMs: number, shardId?: string) {
+  /** @param message replaces the default (`drain({ timeoutMs })` says what it waited for). */
+  constructor(timeoutMs: number, shardId?: string, message?: string) {
     super(
-      `attempt timed out after ${timeoutMs} ms${shardId === undefined ? '' : ` on shard "${shardId}"`}`,
+      message ??
+        `attempt timed out after ${timeoutMs} ms${shardId === undefined ? '' : ` on shard "${shardId}"`}`,
     );
     brand(this, 'SHARDWISE_TIMEOUT', 'TimeoutError');
     this.timeoutMs = timeoutMs;
@@ -278,42 +285,106 @@ export class PushBackError extends Error {
 /** The longest push-back a `PushBackError` may ask for (365 days, the longest option duration). */
 const MAX_PUSH_BACK_MS = 365 * 24 * 3_600_000;
 
+/** Why a run or a record waited for a shard that could not take it. */
+export type UnavailableReason = 'ejected' | 'pushback' | 'capped' | 'unreachable' | 'down';
+
+const UNAVAILABLE_WHAT: Record<UnavailableReason, string> = {
+  ejected: 'was ejected',
+  pushback: 'was pushing back',
+  capped: 'was at its cap',
+  unreachable: 'could not be reached',
+  down: 'is down (unreachable for a whole delivery timeout, and no probe has succeeded since)',
+};
+
 /**
- * A keyed run waited for its home shard (strict affinity) while that shard was ejected or
- * pushing back, and its `timeoutMs` passed: the record was written nowhere, as strict affinity
- * promises (Kafka's producer fails a record the same way after its delivery timeout).
+ * A run (or a record) waited for the one shard it may use — a keyed run's home under strict
+ * affinity, or every shard its rule allows — while that shard was ejected, pushing back, at its
+ * cap or unreachable, and its delivery deadline (`deliveryTimeoutMs`) passed: it was written
+ * nowhere, as strict affinity promises (Kafka's producer fails a record the same way after its
+ * `delivery.timeout.ms`). `reason` says what it waited on.
  */
 export class ShardUnavailableError extends Error {
   declare readonly code: 'SHARDWISE_SHARD_UNAVAILABLE';
-  /** The home shard the run waited for. */
+  /** The shard the run waited for. */
   readonly shardId: string;
   /** How long it waited, ms. */
   readonly waitedMs: number;
+  /** What kept the shard from taking it. */
+  readonly reason: UnavailableReason;
   /**
-   * @param pushBackMs set when the run did not wait: its home pushes back this long, past the
-   *   run's `timeoutMs`.
+   * @param deliveryTimeoutMs the deadline that passed (named in the message), when one did.
    */
   constructor(
     shardId: string,
     waitedMs: number,
-    why: 'ejected' | 'pushback' | 'capped',
-    pushBackMs?: number,
+    reason: UnavailableReason,
+    deliveryTimeoutMs?: number,
   ) {
-    const what =
-      pushBackMs !== undefined
-        ? `pushes back for ${Math.ceil(pushBackMs)} ms, longer than the run's timeoutMs`
-        : `was ${
-            why === 'ejected' ? 'ejected' : why === 'pushback' ? 'pushing back' : 'at its cap'
-          } for ${Math.round(waitedMs)} ms (the run's timeoutMs)`;
+    const waited =
+      reason === 'down'
+        ? ''
+        : ` for ${Math.round(waitedMs)} ms${
+            deliveryTimeoutMs === undefined
+              ? ''
+              : `, past its delivery deadline (deliveryTimeoutMs ${deliveryTimeoutMs})`
+          }`;
     super(
-      `the key's home shard "${shardId}" ${what}; with strict affinity a keyed run goes nowhere else — use consistentHash({ affinity: 'spill' }) to let it move`,
+      `shard "${shardId}" ${UNAVAILABLE_WHAT[reason]}${waited}; a keyed run (strict affinity) or a rule that allows no other shard sends it nowhere else — raise deliveryTimeoutMs to wait longer, or use consistentHash({ affinity: 'spill' }) to let keys move`,
     );
     brand(this, 'SHARDWISE_SHARD_UNAVAILABLE', 'ShardUnavailableError');
     this.shardId = shardId;
     this.waitedMs = waitedMs;
+    this.reason = reason;
   }
   static override [Symbol.hasInstance](value: unknown): boolean {
     return hasCode(value, 'SHARDWISE_SHARD_UNAVAILABLE');
+  }
+}
+
+/**
+ * A write whose outcome is unknown: it was sent, and no answer came (a timeout, or a connection
+ * reset after the body went out). The shard may have stored it — or not. `uncertain` is `true`;
+ * `cause` is the last attempt's error. An ingestion reports such records apart from the failed
+ * ones (`summary.uncertain`, `onUncertain`): re-sending them may store them twice, which a
+ * deduplicating server (the batch's `Idempotency-Key`) absorbs.
+ */
+export class UncertainWriteError extends Error {
+  declare readonly code: 'SHARDWISE_UNCERTAIN';
+  readonly uncertain = true as const;
+  /** The shard the last uncertain send went to. */
+  readonly shardId: string;
+  constructor(shardId: string, cause: unknown) {
+    super(
+      `sent to shard "${shardId}" and no answer came (${messageOf(cause)}): it may or may not be stored`,
+      { cause },
+    );
+    brand(this, 'SHARDWISE_UNCERTAIN', 'UncertainWriteError');
+    this.shardId = shardId;
+  }
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return hasCode(value, 'SHARDWISE_UNCERTAIN');
+  }
+}
+
+/**
+ * A record too large for the shard: it was refused (HTTP 413) alone in its batch, so no split
+ * can make it fit. `bytes` is its size as sent.
+ */
+export class RecordTooLargeError extends Error {
+  declare readonly code: 'SHARDWISE_RECORD_TOO_LARGE';
+  readonly shardId: string;
+  readonly bytes: number;
+  constructor(shardId: string, bytes: number, cause: unknown) {
+    super(
+      `shard "${shardId}" refused a record of ${bytes} bytes alone as too large (${messageOf(cause)}): it cannot be split further`,
+      { cause },
+    );
+    brand(this, 'SHARDWISE_RECORD_TOO_LARGE', 'RecordTooLargeError');
+    this.shardId = shardId;
+    this.bytes = bytes;
+  }
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return hasCode(value, 'SHARDWISE_RECORD_TOO_LARGE');
   }
 }
 

@@ -19,10 +19,13 @@ export class Feedback<T> {
     private readonly pushedBack: (shard: Shard<T>) => void,
   ) {}
 
-  /** True when `error` is worth another shard (what the retry decision starts from). */
-  retryable(error: unknown): boolean {
+  /**
+   * True when `error` is worth another shard (what the retry decision starts from), by the run's
+   * own `retry.retryable` when it has one.
+   */
+  retryable(error: unknown, own?: { retryable: (error: unknown) => boolean } | false): boolean {
     try {
-      return this.classify(error);
+      return own === undefined || own === false ? this.classify(error) : own.retryable(error);
     } catch (thrown) {
       // A classifier that throws says nothing: the attempt's error is not retried.
       rethrowLater(thrown);

@@ -24,12 +24,15 @@ export {
   PickerError,
   PushBackError,
   QueueFullError,
+  RecordTooLargeError,
   RetriesExhaustedError,
   ShardRemovedError,
   ShardUnavailableError,
   type ShardwiseErrorCode,
   type ShardwiseErrorLike,
   TimeoutError,
+  type UnavailableReason,
+  UncertainWriteError,
 } from './errors.js';
 export type * from './events.js';
 export * from './hash/index.js';
@@ -38,6 +41,7 @@ export type { HealthOptions } from './health/options.js';
 export { defaultRetryable, provesNotSent, type RetryOptions } from './health/retry.js';
 export {
   BATCH_DEFAULTS,
+  type BatchContext,
   type BatchOptions,
   type BatchRecordOptions,
   type BatchResult,
@@ -56,6 +60,8 @@ export {
   type RecordRetryOptions,
   type RecordWriteStream,
   type SendFn,
+  type ShardProgress,
+  type ShardWait,
   type SingleRecordOptions,
   WriteFailedError,
 } from './ingest/index.js';

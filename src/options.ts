@@ -45,6 +45,14 @@ export interface BalancerOptions<T = unknown> {
   overflow?: 'wait' | 'reject';
   /** Bound on one attempt, ms (default none). The attempt's signal aborts with `TimeoutError`. */
   timeoutMs?: number;
+  /**
+   * Bound on how long a run may wait in all, ms, from its admission (default 120 000, Kafka's
+   * `delivery.timeout.ms`): for a shard that pushes back, for a keyed run's unavailable home, for
+   * a home it cannot reach. Waits like these spend no attempt; past this deadline the run fails
+   * with `ShardUnavailableError` (a keyed run's home) or `RetriesExhaustedError`. Each attempt is
+   * still bounded by `timeoutMs`; a run may override it (`run(fn, { deliveryTimeoutMs })`).
+   */
+  deliveryTimeoutMs?: number;
   /** Retries on other shards, or `false` (defaults: see `RetryOptions`). */
   retry?: RetryOptions | false;
   /** Outlier ejection and panic mode, or `false` (defaults: see `HealthOptions`). */
@@ -74,6 +82,7 @@ export const BALANCER_DEFAULTS = {
   maxQueued: 1_000,
   overflow: 'wait' as const,
   timeoutMs: Number.POSITIVE_INFINITY,
+  deliveryTimeoutMs: 120_000,
 };
 
 const KNOWN = [
@@ -84,6 +93,7 @@ const KNOWN = [
   'maxQueued',
   'overflow',
   'timeoutMs',
+  'deliveryTimeoutMs',
   'retry',
   'health',
   'clock',
@@ -101,6 +111,7 @@ export interface ResolvedOptions {
   maxQueued: number;
   overflow: 'wait' | 'reject';
   timeoutMs: number;
+  deliveryTimeoutMs: number;
   spillAfterMs: number;
   retry: ResolvedRetryOptions | false;
   health: ResolvedHealthOptions | false;
@@ -140,6 +151,9 @@ export function resolveOptions(
     overflow: o.overflow === undefined ? 'wait' : oneOf('overflow', o.overflow, ['wait', 'reject']),
     timeoutMs: orDefault(o.timeoutMs, BALANCER_DEFAULTS.timeoutMs, (v) =>
       checkTimeout('timeoutMs', v),
+    ),
+    deliveryTimeoutMs: orDefault(o.deliveryTimeoutMs, BALANCER_DEFAULTS.deliveryTimeoutMs, (v) =>
+      checkTimeout('deliveryTimeoutMs', v),
     ),
     spillAfterMs: orDefault(o.spillAfterMs, 0, (v) => duration('spillAfterMs', v)),
     retry: resolveRetryOptions(o.retry),

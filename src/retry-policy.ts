@@ -3,7 +3,12 @@
  * the jitter and taking a token from the budget, both passed in) from the error, the attempt and
  * the run's options. The balancer carries it out.
  */
-import { RetriesExhaustedError, ShardRemovedError, ShardUnavailableError } from './errors.js';
+import {
+  PushBackError,
+  RetriesExhaustedError,
+  ShardRemovedError,
+  ShardUnavailableError,
+} from './errors.js';
 import { backoffDelay, provesNotSent, type ResolvedRetryOptions } from './health/retry.js';
 import type { Run } from './run.js';
 import type { Shard } from './shard.js';
@@ -14,7 +19,7 @@ export interface RetryInput {
   retryable: boolean;
   /** The error proves the call never reached the shard (`provesNotSent`). */
   error: unknown;
-  /** The attempt that failed, 1 for the first. */
+  /** The attempts counted against `retry.attempts` so far, this one included (1 for the first). */
   attempt: number;
   idempotent: boolean;
   /** The caller's signal aborted. */
@@ -24,13 +29,16 @@ export interface RetryInput {
    * back (a retry elsewhere waits only the backoff), else the least time until one stops.
    */
   pushBackWaitMs: number;
-  /** The run's bound on one attempt, ms: no wait before a retry may outlive it. */
-  timeoutMs: number;
+  /** Time left before the run's delivery deadline, ms: no wait before a retry may outlive it. */
+  deadlineLeftMs: number;
   /**
-   * The balancer ended the attempt itself (its shard was removed without drain): the retry is
-   * owed, so it counts neither against `attempts` nor against the budget.
+   * The attempt spends none of `retry.attempts` and none of the budget: the balancer ended it
+   * itself (its shard was removed without drain), the shard pushed back, or a strict keyed run's
+   * home could not be reached. Such retries are bounded by the delivery deadline alone.
    */
-  owed?: boolean;
+  free?: boolean;
+  /** Tries so far, for the backoff's growth (default `attempt`). */
+  tries?: number;
 }
 
 /** Retry after `delayMs`, or settle the run (with `RetriesExhaustedError` when `exhausted`). */
@@ -41,8 +49,8 @@ export type RetryDecision =
       reason: string;
       exhausted: boolean;
       budgetRefused?: true;
-      /** Set when push-back outlasts the run's `timeoutMs`: how long it holds, ms. */
-      pushBackMs?: number;
+      /** Set when the next attempt could start only past the delivery deadline: the wait, ms. */
+      waitMs?: number;
     };
 
 /** Takes one retry from a budget, or refuses. */
@@ -52,12 +60,12 @@ export interface BudgetLike {
 
 /**
  * The decision, in order: retries off, not retryable, caller aborted, not idempotent (unless
- * the error proves the call was not sent), attempts used up, a push-back wait longer than the
- * run's `timeoutMs`, the budget (asked last: it spends a token). A retry the balancer owes (it
- * ended the attempt) skips the attempts and the budget.
+ * the error proves the call was not sent), attempts used up (not for a free attempt), a wait
+ * (backoff or push-back) that would end past the delivery deadline, the budget (asked last: it
+ * spends a token; not for a free attempt).
  *
  * @example
- * decideRetry({ retryable: true, error, attempt: 1, idempotent: true, aborted: false, pushBackWaitMs: 0, timeoutMs: Infinity }, retry, budget, random);
+ * decideRetry({ retryable: true, error, attempt: 1, idempotent: true, aborted: false, pushBackWaitMs: 0, deadlineLeftMs: 120_000 }, retry, budget, random);
  * // → { retry: true, delayMs: 31.2 }
  */
 export function decideRetry(
@@ -72,22 +80,25 @@ export function decideRetry(
   if (!input.idempotent && !provesNotSent(input.error)) {
     return settle('the run is not idempotent and the call may have reached the shard');
   }
-  if (input.attempt >= retry.attempts && input.owed !== true) {
+  const free = input.free === true;
+  if (input.attempt >= retry.attempts && !free) {
     return settle(`all ${retry.attempts} attempts failed`, true);
   }
-  // Only a push-back wait is bounded by `timeoutMs` (it bounds one attempt): a backoff is the
-  // retry's own pause, however long, and the caller's signal bounds the whole run.
-  if (input.pushBackWaitMs > input.timeoutMs) {
+  let delayMs = backoffDelay(input.tries ?? input.attempt, retry.baseMs, retry.maxMs, random);
+  if (input.pushBackWaitMs > delayMs) delayMs = input.pushBackWaitMs;
+  if (delayMs > input.deadlineLeftMs) {
+    const why =
+      input.pushBackWaitMs >= delayMs
+        ? `every shard it may use pushes back for ${Math.ceil(input.pushBackWaitMs)} ms`
+        : `its next attempt could start only in ${Math.ceil(delayMs)} ms`;
     return {
       retry: false,
-      reason: `every shard it may use pushes back for ${Math.ceil(input.pushBackWaitMs)} ms, longer than its timeoutMs (${input.timeoutMs})`,
+      reason: `${why}, past its delivery deadline (${Math.max(0, Math.floor(input.deadlineLeftMs))} ms left)`,
       exhausted: true,
-      pushBackMs: input.pushBackWaitMs,
+      waitMs: delayMs,
     };
   }
-  let delayMs = backoffDelay(input.attempt, retry.baseMs, retry.maxMs, random);
-  if (input.pushBackWaitMs > delayMs) delayMs = input.pushBackWaitMs;
-  if (budget !== undefined && input.owed !== true && !budget.tryWithdraw()) {
+  if (budget !== undefined && !free && !budget.tryWithdraw()) {
     return {
       retry: false,
       reason: 'the retry budget is exhausted',
@@ -99,14 +110,31 @@ export function decideRetry(
 }
 
 /**
+ * True when a failed attempt spends none of `retry.attempts`: it was ended by the balancer (its
+ * shard removed without drain), the shard pushed back (load, not failure), or — for a run that
+ * may use one shard alone (`strict`: a keyed run's home) — the call never reached it. Ingestion
+ * counts a batch's sends by the same rule.
+ */
+export function spendsNoAttempt(error: unknown, strict: boolean): boolean {
+  return (
+    error instanceof ShardRemovedError ||
+    error instanceof PushBackError ||
+    (strict && provesNotSent(error))
+  );
+}
+
+/**
  * The decision for `run`'s failed attempt (`pushBackWaitMs`: how long every shard it may use
- * still pushes back). An attempt ended by its shard's removal is owed its retry.
+ * still pushes back; `strict`: the run may use one shard alone, its keyed home). The run's own
+ * `retry` (and its opting out of the budget) wins over the balancer's.
  */
 export function decideRunRetry<T>(
   run: Run<T>,
   error: unknown,
   retryable: boolean,
   pushBackWaitMs: number,
+  nowMs: number,
+  strict: boolean,
   parts: {
     retry: ResolvedRetryOptions | false;
     budget: BudgetLike | undefined;
@@ -114,19 +142,24 @@ export function decideRunRetry<T>(
   },
 ): RetryDecision {
   const owed = error instanceof ShardRemovedError;
+  const free = spendsNoAttempt(error, strict);
+  if (owed) run.owed++;
+  if (free) run.free++;
+  const retry = run.retry ?? parts.retry;
   const input: RetryInput = {
     retryable,
     error,
-    // Owed attempts (this one, and earlier ones) count neither against `attempts` nor the backoff.
-    attempt: run.attempt - run.owed,
+    attempt: run.attempt - run.free,
     idempotent: run.idempotent,
     aborted: run.signal?.aborted === true,
     pushBackWaitMs,
-    timeoutMs: run.timeoutMs,
-    owed,
+    deadlineLeftMs: run.deadlineMs - nowMs,
+    free,
+    // Owed attempts do not grow the backoff: the balancer ended them, not the shard.
+    tries: Math.max(1, run.attempt - run.owed),
   };
-  if (owed) run.owed++;
-  return decideRetry(input, parts.retry, parts.budget, parts.random);
+  const budget = retry !== false && retry.budget === false ? undefined : parts.budget;
+  return decideRetry(input, retry, budget, parts.random);
 }
 
 function settle(reason: string, exhausted = false): RetryDecision {
@@ -145,17 +178,21 @@ export function noteFailure<T>(run: Run<T>, shard: Shard<T>, error: unknown, now
 /**
  * What a run that will not be retried settles with: its error as it is after a single attempt
  * that was not retried by choice, `ShardUnavailableError` for a strict keyed run whose `home`
- * pushes back past its `timeoutMs`, else `RetriesExhaustedError` holding every attempt.
+ * could take it only past its delivery deadline, else `RetriesExhaustedError` holding every
+ * attempt.
  */
 export function finalError<T>(
   run: Run<T>,
   error: unknown,
-  decision: { reason: string; exhausted: boolean; pushBackMs?: number },
+  decision: { reason: string; exhausted: boolean; waitMs?: number },
+  nowMs: number,
   home?: Shard<T>,
 ): unknown {
-  const { reason, exhausted, pushBackMs } = decision;
-  if (home !== undefined && pushBackMs !== undefined) {
-    return new ShardUnavailableError(home.id, 0, 'pushback', pushBackMs);
+  const { reason, exhausted, waitMs } = decision;
+  if (home !== undefined && waitMs !== undefined) {
+    const why = home.pushedBackAt(nowMs) ? 'pushback' : 'unreachable';
+    const deliveryTimeoutMs = run.deadlineMs - run.admittedMs;
+    return new ShardUnavailableError(home.id, nowMs - run.admittedMs, why, deliveryTimeoutMs);
   }
   const records = run.records ?? [];
   if (!exhausted && records.length <= 1) return error;

@@ -3,23 +3,47 @@
  * options are read into a reused object: `run()` is the hot path and allocates nothing here.
  */
 import { ConfigError } from './errors.js';
+import {
+  type ResolvedRetryOptions,
+  type RetryOptions,
+  resolveRetryOptions,
+} from './health/retry.js';
 import { checkTimeout } from './options.js';
 import type { CompiledRequirement, Requirement } from './routing/requirement.js';
 import type { RunContext, RunOptions } from './run.js';
 import type { Key, ShardState } from './types.js';
 import { bool, checkKnownKeys, checkObject, nonNegativeInt } from './validate.js';
 
-const RUN_OPTION_KEYS = ['key', 'signal', 'timeoutMs', 'idempotent', 'bytes', 'require', 'meta'];
+const RUN_OPTION_KEYS = [
+  'key',
+  'signal',
+  'timeoutMs',
+  'deliveryTimeoutMs',
+  'idempotent',
+  'bytes',
+  'require',
+  'meta',
+  'retry',
+];
+
+/**
+ * Per-run `retry` objects, resolved once each: an ingestion passes the same object with every
+ * batch, and resolving it per run would cost every batch a validation.
+ */
+const resolvedRetries = new WeakMap<object, ResolvedRetryOptions>();
 
 /** One run's options, checked. */
 export interface RunSettings {
   key: Key | undefined;
   signal: AbortSignal | undefined;
   timeoutMs: number;
+  deliveryTimeoutMs: number;
   idempotent: boolean;
   bytes: number;
   require: Requirement | undefined;
   meta: unknown;
+  /** The run's own retry rule; undefined: the balancer's. */
+  retry: ResolvedRetryOptions | false | undefined;
 }
 
 /** A fresh settings object with the balancer's defaults. */
@@ -28,26 +52,30 @@ export function runSettings(): RunSettings {
     key: undefined,
     signal: undefined,
     timeoutMs: Number.POSITIVE_INFINITY,
+    deliveryTimeoutMs: Number.POSITIVE_INFINITY,
     idempotent: false,
     bytes: 0,
     require: undefined,
     meta: undefined,
+    retry: undefined,
   };
 }
 
 /** Reads `options` into `into` (reset to the defaults first); throws `ConfigError`. */
 export function readRunOptions(
   options: RunOptions | undefined,
-  defaultTimeoutMs: number,
+  defaults: { timeoutMs: number; deliveryTimeoutMs: number },
   into: RunSettings,
 ): void {
   into.key = undefined;
   into.signal = undefined;
-  into.timeoutMs = defaultTimeoutMs;
+  into.timeoutMs = defaults.timeoutMs;
+  into.deliveryTimeoutMs = defaults.deliveryTimeoutMs;
   into.idempotent = false;
   into.bytes = 0;
   into.require = undefined;
   into.meta = undefined;
+  into.retry = undefined;
   if (options === undefined) return;
   checkObject('run options', options);
   checkKnownKeys('run options', options, RUN_OPTION_KEYS);
@@ -63,10 +91,36 @@ export function readRunOptions(
   into.signal = signal;
   if (options.timeoutMs !== undefined)
     into.timeoutMs = checkTimeout('timeoutMs', options.timeoutMs);
+  if (options.deliveryTimeoutMs !== undefined)
+    into.deliveryTimeoutMs = checkTimeout('deliveryTimeoutMs', options.deliveryTimeoutMs);
   if (options.idempotent !== undefined) into.idempotent = bool('idempotent', options.idempotent);
+  if (options.retry !== undefined) into.retry = runRetry(options.retry);
   if (options.bytes !== undefined) into.bytes = nonNegativeInt('bytes', options.bytes);
   into.require = options.require;
   into.meta = options.meta;
+}
+
+/**
+ * A run's own `retry`: `false`, or an object resolved once per object. Its `budget` may only be
+ * `false` (this run spends none): the budget itself is the balancer's, shared by all its runs.
+ */
+function runRetry(value: RetryOptions | false): ResolvedRetryOptions | false {
+  if (value === false) return false;
+  if (typeof value === 'object' && value !== null) {
+    const cached = resolvedRetries.get(value);
+    if (cached !== undefined) return cached;
+  }
+  const budget = (value as RetryOptions | null)?.budget;
+  if (budget !== undefined && budget !== false) {
+    throw new ConfigError(
+      'retry.budget',
+      "must be false or left out in a run's own retry: the retry budget is the balancer's, shared by its runs",
+      budget,
+    );
+  }
+  const resolved = resolveRetryOptions(value) as ResolvedRetryOptions;
+  resolvedRetries.set(value, resolved);
+  return resolved;
 }
 
 /**

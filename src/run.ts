@@ -6,6 +6,7 @@
 import { rethrowLater } from './callbacks.js';
 import type { AttemptRecord } from './errors.js';
 import type { RouteReason } from './events.js';
+import type { ResolvedRetryOptions, RetryOptions } from './health/retry.js';
 import type { QueueNode } from './queue.js';
 import type { CompiledRequirement, Requirement } from './routing/requirement.js';
 import type { Shard } from './shard.js';
@@ -25,6 +26,11 @@ export interface RunContext {
    * Every listener is kept; the returned function removes this one (call it when your call ends).
    */
   onAbort(listener: (reason: unknown) => void): () => void;
+  /**
+   * The batch's id, for a batch `send` of an ingestion (see `BatchContext`): the same for every
+   * send of the same records. Undefined for other runs.
+   */
+  readonly batchId?: string | undefined;
 }
 
 /** The work of a run: talk to `shard.target`, honour `ctx.signal`. */
@@ -38,6 +44,17 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Bound on one attempt, ms (overrides the balancer's). */
   timeoutMs?: number;
+  /**
+   * Bound on how long the run may wait in all, ms from its admission — for push-back, for a keyed
+   * run's unavailable home, for a home it cannot reach (overrides the balancer's, default 120 000).
+   */
+  deliveryTimeoutMs?: number;
+  /**
+   * This run's retries, overriding the balancer's `retry` (`false`: one attempt). Resolved once
+   * per object: pass the same object to many runs, and a changed copy to change it. Its `budget`
+   * may only be `false`: the retry budget is the balancer's.
+   */
+  retry?: RetryOptions | false;
   /** The call may be repeated safely: failed attempts are retried on other shards (default false). */
   idempotent?: boolean;
   /** Bytes this run carries, counted in the shard's `bytesInFlight` (default 0). */
@@ -68,6 +85,8 @@ export class AttemptContext implements RunContext {
   /** The first listener in a field, the rest in a list: one call per attempt is the common case. */
   #listener: ((reason: unknown) => void) | undefined;
   #more: ((reason: unknown) => void)[] | undefined;
+  /** Set by an ingestion before it sends a batch (see `RunContext.batchId`). */
+  batchId: string | undefined = undefined;
 
   constructor(readonly attempt: number) {}
 
@@ -144,11 +163,10 @@ export class KeyedState<T> {
   /** Strict affinity: the shard whose wait line holds the run, and why. */
   waitingAt: Shard<T> | undefined = undefined;
   waitReason: HomeWait = 'capped';
-  /** Cancels the deadline of a wait for an ejected or pushed-back home. */
+  /** Cancels the delivery deadline of a wait for an ejected or pushed-back home. */
   cancelWait: (() => void) | undefined = undefined;
-  /** When this attempt's wait at its home began (−1: not waiting), and its deadline once armed. */
+  /** When this attempt's wait at its home began (−1: not waiting). */
   waitSinceMs = -1;
-  waitDeadlineMs = Number.POSITIVE_INFINITY;
 }
 
 /** One admitted run. A class so every run has the same shape (one hidden class on the hot path). */
@@ -162,6 +180,15 @@ export class Run<T> implements QueueNode {
   attempt = 0;
   /** Attempts the balancer ended itself (shard removed without drain): not counted against `retry.attempts`. */
   owed = 0;
+  /**
+   * Attempts that spent none of `retry.attempts`: owed ones, push-back, and a strict keyed run's
+   * attempts that never reached its home (connection refused) — waits bounded by `deadlineMs`.
+   */
+  free = 0;
+  /** Balancer-clock time past which the run waits no more (admission + `deliveryTimeoutMs`). */
+  deadlineMs = Number.POSITIVE_INFINITY;
+  /** The run's own retry rule (`run(fn, { retry })`); undefined: the balancer's. */
+  retry: ResolvedRetryOptions | false | undefined = undefined;
   /** The current attempt is its shard's probe (the shard was probing when it started). */
   probe = false;
   /** Bumped when an attempt ends, so a late settlement of an old attempt is ignored. */

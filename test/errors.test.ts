@@ -20,6 +20,8 @@ import {
 const EMPTY_SUMMARY = {
   written: 0,
   failed: 0,
+  uncertain: 0,
+  resent: 0,
   failures: [],
   errors: [],
   bytes: 0,

@@ -29,7 +29,7 @@ describe('backoff bounds', () => {
           idempotent: true,
           aborted: false,
           pushBackWaitMs: 0,
-          timeoutMs: Number.POSITIVE_INFINITY,
+          deadlineLeftMs: Number.POSITIVE_INFINITY,
         },
         retry,
         undefined,

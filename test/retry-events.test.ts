@@ -50,7 +50,10 @@ describe('retry.delayMs of a strict keyed run whose home pushes back', () => {
   });
 
   it('failure.willRetry / retry are not announced for a retry that never happens', async () => {
-    const { clock, balancer } = make({ picker: consistentHash(), timeoutMs: 200 }, ['a', 'b']);
+    const { clock, balancer } = make({ picker: consistentHash(), deliveryTimeoutMs: 200 }, [
+      'a',
+      'b',
+    ]);
     const failures: FailureEvent[] = [];
     const retries: RetryEvent[] = [];
     let picks = 0;

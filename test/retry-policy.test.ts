@@ -26,7 +26,7 @@ const base: RetryInput = {
   idempotent: true,
   aborted: false,
   pushBackWaitMs: 0,
-  timeoutMs: Number.POSITIVE_INFINITY,
+  deadlineLeftMs: Number.POSITIVE_INFINITY,
 };
 const notSent = Object.assign(new Error('refused'), { code: 'ECONNREFUSED' });
 
@@ -96,16 +96,44 @@ const rows: [string, Partial<RetryInput>, ResolvedRetryOptions | false, boolean,
       { retry: true, delayMs: 50 },
     ],
     [
-      'push-back past timeoutMs',
-      { pushBackWaitMs: 5_000, timeoutMs: 1_000 },
+      'push-back past the delivery deadline',
+      { pushBackWaitMs: 5_000, deadlineLeftMs: 1_000 },
       retry,
       true,
       {
         retry: false,
-        reason: 'every shard it may use pushes back for 5000 ms, longer than its timeoutMs (1000)',
+        reason:
+          'every shard it may use pushes back for 5000 ms, past its delivery deadline (1000 ms left)',
         exhausted: true,
-        pushBackMs: 5_000,
+        waitMs: 5_000,
       },
+    ],
+    [
+      'a backoff past the delivery deadline',
+      { deadlineLeftMs: 10 },
+      retry,
+      true,
+      {
+        retry: false,
+        reason:
+          'its next attempt could start only in 50 ms, past its delivery deadline (10 ms left)',
+        exhausted: true,
+        waitMs: 50,
+      },
+    ],
+    [
+      'a free attempt (push-back) past the attempts: retried, no budget asked',
+      { attempt: 3, free: true, tries: 1, error: new PushBackError(10), pushBackWaitMs: 10 },
+      retry,
+      false,
+      { retry: true, delayMs: 50 },
+    ],
+    [
+      'a free attempt whose backoff grows with the tries',
+      { attempt: 1, free: true, tries: 3 },
+      retry,
+      false,
+      { retry: true, delayMs: 200 },
     ],
     [
       'budget refuses',
@@ -131,7 +159,8 @@ describe('decideRetry', () => {
     const asked = budget(true);
     decideRetry({ ...base, attempt: 3 }, retry, asked, half);
     decideRetry({ ...base, retryable: false }, retry, asked, half);
-    decideRetry({ ...base, pushBackWaitMs: 5_000, timeoutMs: 1 }, retry, asked, half);
+    decideRetry({ ...base, pushBackWaitMs: 5_000, deadlineLeftMs: 1 }, retry, asked, half);
+    decideRetry({ ...base, free: true }, retry, asked, half);
     expect(asked.calls).toBe(0);
     decideRetry(base, retry, asked, half);
     expect(asked.calls).toBe(1);

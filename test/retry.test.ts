@@ -498,7 +498,7 @@ describe('push-back', () => {
     expect(balancer.stats().shards[0]).toMatchObject({ failures: 0, ejected: false });
   });
 
-  it('a retry waits for push-back only when every shard it may use pushes back, and never past timeoutMs', async () => {
+  it('a retry waits for push-back only when every shard it may use pushes back, and never past its delivery deadline', async () => {
     const { clock, balancer } = make({ picker: roundRobin() }, ['a', 'b']);
     const retries: RetryEvent[] = [];
     balancer.on('retry', (e) => retries.push(e));
@@ -518,17 +518,18 @@ describe('push-back', () => {
     expect(retries[0]!.delayMs).toBe(290); // b's push-back ends at 300
     await tick(clock, 300);
     expect(await waits).toBe('done on b');
-    // A wait longer than the run's timeoutMs settles the run at once, with every attempt.
+    // A wait that would end past the run's delivery deadline settles the run at once, with
+    // every attempt.
     const { clock: c2, balancer: b2 } = make({ picker: roundRobin(), retry: { attempts: 3 } }, [
       'a',
     ]);
     const outcome = track(
-      b2.run(() => failAfter(c2, 10, new PushBackError(60_000)), { timeoutMs: 5_000 }),
+      b2.run(() => failAfter(c2, 10, new PushBackError(60_000)), { deliveryTimeoutMs: 5_000 }),
     );
     await tick(c2, 10);
     expect(outcome.settled).toBe(true);
     expect(outcome.error).toBeInstanceOf(RetriesExhaustedError);
-    expect((outcome.error as Error).message).toContain('longer than its timeoutMs');
+    expect((outcome.error as Error).message).toContain('past its delivery deadline');
   });
 
   it('the cost stays raised during the window, and a pushed-back shard is avoided by p2c', async () => {

@@ -77,7 +77,7 @@ export async function batchPass(
     // Records carry their id: hashing pickers route by it; the others ignore it.
     key: (record) => String(record.id),
     onFailed: (record) => failedIds.add(record.id),
-    progressIntervalMs: 50,
+    progressMs: 50,
     onProgress: (p) => {
       while (cue < cues.length && p.written >= cues[cue]![0]) cues[cue++]![1]();
       progress.update(systemClock.now(), () => ({

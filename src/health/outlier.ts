@@ -13,9 +13,21 @@ export interface OutlierHost<S extends HealthSubject> {
   readonly clock: Clock;
   /** The live membership. */
   members(): readonly S[];
-  /** A shard's health changed: recompute who can be offered, emit events. */
-  healthChanged(shard: S, change: 'eject' | 'probe' | 'restore', durationMs: number): void;
+  /**
+   * A shard's health changed: recompute who can be offered, emit events. `early`: an early probe
+   * began (`probe`) or failed, leaving the shard ejected until its ejection's own end (`eject`) —
+   * no new ejection, nothing to announce.
+   */
+  healthChanged(
+    shard: S,
+    change: 'eject' | 'probe' | 'restore',
+    durationMs: number,
+    early?: boolean,
+  ): void;
 }
+
+/** The health changes the detector reports. */
+export type HealthChange = 'eject' | 'probe' | 'restore';
 
 /**
  * Passive outlier ejection, with Envoy's two detectors: consecutive failures
@@ -47,8 +59,26 @@ export class OutlierDetector<S extends HealthSubject> {
     if (health.state === 'probing' && probe && !shard.removed) {
       health.state = 'healthy';
       health.restoredAtMs = nowMs;
+      health.early = false;
+      // An early probe succeeded before the ejection's end: its timer has nothing left to do.
+      health.cancelTimer?.();
+      health.cancelTimer = undefined;
       this.host.healthChanged(shard, 'restore', 0);
     }
+  }
+
+  /**
+   * Lets one probe through to ejected `shard` before its ejection ends, because keyed work waits
+   * for it (`routing/home-lines.ts`). A success restores it as any probe does; a failure before
+   * the ejection's end puts it back, ejected until then, without a new ejection.
+   */
+  probeEarly(shard: S): void {
+    const health = shard.health;
+    if (shard.removed || health.state !== 'ejected') return;
+    health.state = 'probing';
+    health.early = true;
+    health.consecutiveFailures = 0;
+    this.host.healthChanged(shard, 'probe', 0, true);
   }
 
   /** An attempt on `shard` failed by the shard's fault at `nowMs` (`probe`: see `onSuccess`). */
@@ -58,6 +88,13 @@ export class OutlierDetector<S extends HealthSubject> {
     const rateTripped = this.count(health, true, nowMs);
     if (shard.removed || health.state === 'ejected') return;
     if (health.state === 'probing' && !probe) return;
+    if (health.state === 'probing' && health.early && nowMs < health.ejectedUntilMs) {
+      // An early probe failed while the ejection still runs: ejected again until its own end.
+      health.state = 'ejected';
+      health.early = false;
+      this.host.healthChanged(shard, 'eject', health.ejectedUntilMs - nowMs, true);
+      return;
+    }
     if (
       health.state === 'probing' ||
       health.consecutiveFailures >= this.options.consecutiveFailures ||
@@ -134,12 +171,14 @@ export class OutlierDetector<S extends HealthSubject> {
     health.level++;
     health.ejections++;
     health.state = 'ejected';
+    health.early = false;
     // The window restarts after an ejection: the failures that caused it are paid for.
     health.clearWindow();
     const durationMs = Math.min(
       this.options.baseEjectionMs * health.level,
       this.options.maxEjectionMs,
     );
+    health.ejectedUntilMs = now + durationMs;
     health.cancelTimer?.();
     health.cancelTimer = this.host.clock.setTimer(
       () => {

@@ -19,6 +19,10 @@ export class HealthRecord {
   /** Balancer clock time of the last restoration. */
   restoredAtMs = Number.NEGATIVE_INFINITY;
   cancelTimer: (() => void) | undefined = undefined;
+  /** Balancer clock time the current (or last) ejection ends. */
+  ejectedUntilMs = Number.NEGATIVE_INFINITY;
+  /** The probe under way is an early one (asked for by keyed work waiting for the shard). */
+  early = false;
   /**
    * The failure-rate window, sliding: attempts and failures of each of its last
    * {@link WINDOW_SLICES} slices (a ring, two counts a slice), the number of the current slice,

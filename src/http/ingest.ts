@@ -6,9 +6,10 @@
  * report (Elasticsearch `_bulk`, Kinesis `PutRecords`) into records retried one by one.
  */
 import { ConfigError, messageOf } from '../errors.js';
-import { type BatchSender, checkFailures } from '../ingest/batch-runner.js';
+import { checkFailures } from '../ingest/failures.js';
 import { INGEST_EXTRA_KEYS } from '../ingest/ingest.js';
 import { BATCH_DEFAULTS, COMMON_KEYS } from '../ingest/options.js';
+import type { BatchSender } from '../ingest/sender.js';
 import {
   batchPlan,
   encodeWith,
@@ -29,7 +30,8 @@ import type {
 } from '../ingest/types.js';
 import type { RunContext } from '../run.js';
 import type { ShardState } from '../types.js';
-import { fn } from '../validate.js';
+import { checkKnownKeys, checkObject, fn } from '../validate.js';
+import { HttpError } from './errors.js';
 import { checkHeaders, checkMethod, checkPath } from './exchange.js';
 import type { HttpRequest, HttpResponse, HttpTarget } from './types.js';
 
@@ -57,6 +59,25 @@ export interface HttpRecordOptions<Rec> extends CommonRecordOptions<Rec> {
    * retryable? }]`, indexes into `records` (the batch as sent). Those are retried one by one.
    */
   failures?: (response: HttpResponse, records: Rec[]) => readonly RecordFailure[] | undefined;
+  /**
+   * Where each batch's id goes, for a server that deduplicates by it: a header (default
+   * `{ header: 'Idempotency-Key' }`), a query parameter (`{ query: 'insert_deduplication_token' }`
+   * for ClickHouse), or `false` for neither. The id is the same for every send of the same records.
+   */
+  idempotencyKey?: { header: string } | { query: string } | false;
+  /**
+   * Reads an error answer (status ≥ 400, but push-back): `'rejected'` — the batch's data was
+   * refused (it is split in halves to find the records at fault, not retried elsewhere, and no
+   * shard's health is charged); `'failed'` — fails for good as it is; `'retry'` — worth another
+   * attempt; undefined — the default reading (400 and 422 rejected, 413 split, other 4xx failed,
+   * 5xx retried). `body` is the first KiB of the answer, secrets scrubbed. For servers that answer
+   * 500 to bad data, such as ClickHouse:
+   * `classify: ({ statusCode, body }) => (statusCode === 500 && /Cannot parse/.test(body) ? 'rejected' : undefined)`.
+   */
+  classify?: (answer: {
+    statusCode: number;
+    body: string;
+  }) => 'rejected' | 'failed' | 'retry' | undefined;
 }
 
 /** Options of `http.ingest` with a `path`. */
@@ -71,7 +92,20 @@ export interface HttpIngestHost extends RunnerLike<HttpTarget> {
   ): Promise<HttpResponse>;
 }
 
-const HTTP_KEYS = ['path', 'method', 'headers', 'encode', 'batch', 'failures', ...COMMON_KEYS];
+const HTTP_KEYS = [
+  'path',
+  'method',
+  'headers',
+  'encode',
+  'batch',
+  'failures',
+  'idempotencyKey',
+  'classify',
+  ...COMMON_KEYS,
+];
+
+/** The header a batch's id goes in by default (the IETF draft's, as Stripe and others use it). */
+export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 
 /**
  * Sends every record of `source` in batches, one request each (see {@link HttpIngestOptions}).
@@ -111,6 +145,8 @@ function httpPlan<Rec>(
   const method = checkMethod(o.method ?? 'POST', `${field}.method`);
   if (o.headers !== undefined) checkHeaders(o.headers, `${field}.headers`);
   if (o.failures !== undefined) fn(`${field}.failures`, o.failures);
+  if (o.classify !== undefined) fn(`${field}.classify`, o.classify);
+  const idempotency = checkIdempotencyKey(`${field}.idempotencyKey`, o.idempotencyKey);
   const headers: Record<string, string> = {};
   const { encoder, custom } = read;
   if (encoder !== undefined) headers['content-type'] = encoder.contentType;
@@ -121,9 +157,28 @@ function httpPlan<Rec>(
   }
   const path = o.path;
   const failures = o.failures;
+  const classify = o.classify;
   const send: BatchSender<HttpTarget, Rec> = async (shard, b, ctx) => {
     const body = custom === undefined ? b.body() : encodeWith(field, custom, b.records);
-    const response = await http.sendTo(shard, { method, path, headers, body }, ctx);
+    let batchHeaders = headers;
+    let batchPath = path;
+    if (idempotency !== false) {
+      if ('header' in idempotency) batchHeaders = { ...headers, [idempotency.header]: b.id };
+      else {
+        const param = `${encodeURIComponent(idempotency.query)}=${encodeURIComponent(b.id)}`;
+        batchPath = `${path}${path.includes('?') ? '&' : '?'}${param}`;
+      }
+    }
+    let response: HttpResponse;
+    try {
+      response = await http.sendTo(
+        shard,
+        { method, path: batchPath, headers: batchHeaders, body },
+        ctx,
+      );
+    } catch (error) {
+      throw classify === undefined ? error : classified(field, classify, error);
+    }
     if (failures === undefined) return undefined;
     let failed: readonly RecordFailure[] | undefined;
     const records = b.decodedRecords();
@@ -144,4 +199,63 @@ function httpPlan<Rec>(
     return { failed: checkFailures(`${field}.failures() result`, failed, records.length) };
   };
   return batchPlan(http, field, read, () => send);
+}
+
+/** `idempotencyKey`, checked: the default header, a header or a query parameter, or false. */
+function checkIdempotencyKey(
+  field: string,
+  value: unknown,
+): { header: string } | { query: string } | false {
+  if (value === undefined) return { header: IDEMPOTENCY_HEADER };
+  if (value === false) return false;
+  checkObject(field, value);
+  checkKnownKeys(field, value, ['header', 'query']);
+  const v = value as { header?: unknown; query?: unknown };
+  if ((v.header === undefined) === (v.query === undefined)) {
+    throw new ConfigError(field, 'must be { header: name }, { query: name } or false', value);
+  }
+  if (v.header !== undefined) {
+    if (typeof v.header !== 'string' || v.header === '') {
+      throw new ConfigError(`${field}.header`, 'must be a non-empty header name', v.header);
+    }
+    // Checked as a request's header names are (a token: no space, colon or newline).
+    checkHeaders({ [v.header]: 'x' }, `${field}.header`);
+    return { header: v.header };
+  }
+  if (typeof v.query !== 'string' || v.query === '') {
+    throw new ConfigError(`${field}.query`, 'must be a non-empty query parameter name', v.query);
+  }
+  return { query: v.query };
+}
+
+/**
+ * An error answer read by the caller's `classify`: `rejected` marks it so (the batch is split
+ * to find the records at fault), and — as `failed` does — not retryable, so no other shard is
+ * tried and no health is charged; `retry` makes it retryable. Anything else leaves it as it is.
+ */
+function classified(
+  field: string,
+  classify: NonNullable<HttpRecordOptions<unknown>['classify']>,
+  error: unknown,
+): unknown {
+  if (!(error instanceof HttpError)) return error;
+  let verdict: unknown;
+  try {
+    verdict = classify({ statusCode: error.statusCode, body: error.excerpt });
+  } catch (thrown) {
+    return notRetryable(`${field}.classify() threw: ${messageOf(thrown)}`, thrown);
+  }
+  if (verdict === undefined) return error;
+  if (verdict !== 'rejected' && verdict !== 'failed' && verdict !== 'retry') {
+    return new ConfigError(
+      `${field}.classify`,
+      "must return 'rejected', 'failed', 'retry' or undefined",
+      verdict,
+    );
+  }
+  const set = (name: string, value: boolean) =>
+    Object.defineProperty(error, name, { value, enumerable: true, configurable: true });
+  set('retryable', verdict === 'retry');
+  set('rejected', verdict === 'rejected');
+  return error;
 }

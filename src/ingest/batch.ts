@@ -39,10 +39,12 @@ function decode(stand: unknown, bytes: Uint8Array): unknown {
 
 /** What a record carries from earlier sends into a later batch. */
 export interface Carried {
-  /** Sends of the record so far (whole-batch retries included). */
+  /** Sends of the record so far that count against the retry rule (whole-batch retries included). */
   attempts: number;
   /** Each failed send: the shard, the error, the time since its batch opened. */
   history: AttemptRecord[];
+  /** Some earlier send of it may have been stored (it was sent and no answer came). */
+  uncertain?: boolean;
 }
 
 export class Batch<Rec> {
@@ -67,6 +69,21 @@ export class Batch<Rec> {
   log: AttemptRecord[] | undefined;
   /** A transport's own state for this batch across attempts (the S3 object key). */
   tag: unknown;
+  /**
+   * The id a deduplicating server may key on (`Idempotency-Key`): the same for every send of these
+   * records, '' once records left the batch (the sender gives it a new one before the next send).
+   */
+  id = '';
+  /** Sends of this batch counted against the retry rule (push-back and unreachable-home sends are free). */
+  sends = 0;
+  /** A send of this batch may have been stored: it went out and no answer came. */
+  uncertain = false;
+  /** The shard of that uncertain send. */
+  uncertainShard = '';
+  /** Balancer-clock time its oldest record's delivery deadline passes. */
+  deadlineMs = Number.POSITIVE_INFINITY;
+  /** Balancer-clock time before which it is not sent (the backoff of records sent again). */
+  notBeforeMs = Number.NEGATIVE_INFINITY;
   #body: Buffer | undefined;
 
   constructor(
@@ -96,6 +113,15 @@ export class Batch<Rec> {
 
   get count(): number {
     return this.records.length;
+  }
+
+  /** Records carried from a batch whose send may have been stored (their re-send may duplicate). */
+  get carriedUncertain(): number {
+    const carried = this.carried;
+    if (carried === undefined) return 0;
+    let n = 0;
+    for (const c of carried) if (c?.uncertain === true) n++;
+    return n;
   }
 
   /** Records that were sent before, in another batch. */
@@ -142,8 +168,18 @@ export class Batch<Rec> {
     return bytes;
   }
 
-  /** Adds a record (already encoded, when the body is built here). */
-  push(record: Rec, size: number, key: Key | undefined, carried: Carried | undefined): void {
+  /**
+   * Adds a record (already encoded, when the body is built here) whose delivery deadline passes at
+   * `deadlineMs`.
+   */
+  push(
+    record: Rec,
+    size: number,
+    key: Key | undefined,
+    carried: Carried | undefined,
+    deadlineMs: number,
+  ): void {
+    if (deadlineMs < this.deadlineMs) this.deadlineMs = deadlineMs;
     this.records.push(this.keep ? record : (stand(record) as Rec));
     this.sizes.push(size);
     this.bytes += size;
@@ -195,6 +231,8 @@ export class Batch<Rec> {
     }
     const removed = this.records.length - records.length;
     if (removed > 0 && this.out !== undefined) this.#rewrite(kept);
+    // Other records, another batch to a deduplicating server: a new id before the next send.
+    if (removed > 0) this.id = '';
     this.records = records;
     this.sizes = sizes;
     this.keys = keys;
@@ -202,6 +240,68 @@ export class Batch<Rec> {
     this.bytes = bytes;
     this.#body = undefined;
     return removed;
+  }
+
+  /**
+   * Two batches of this one's records, its first half and its second (a refused batch split to
+   * find the records at fault, or one too large for the shard): see {@link take}.
+   */
+  split(): [Batch<Rec>, Batch<Rec>] {
+    const mid = Math.ceil(this.count / 2);
+    const first: number[] = [];
+    const second: number[] = [];
+    for (let i = 0; i < this.count; i++) (i < mid ? first : second).push(i);
+    return [this.take(first), this.take(second)];
+  }
+
+  /**
+   * A new batch of the records at `indexes` (in that order): the same home, key and delivery
+   * deadline, each record with its size, key, encoded bytes and what it carries from earlier
+   * sends (`carried[j]` instead, when given). The sends of this batch are not carried over.
+   */
+  take(indexes: readonly number[], carried?: readonly (Carried | undefined)[]): Batch<Rec> {
+    const out = this.out;
+    let capacity = 0;
+    if (out !== undefined)
+      for (const i of indexes) capacity += this.ends![i]! - this.starts![i]! + 1;
+    const part = new Batch<Rec>(
+      this.keep,
+      this.home,
+      this.key,
+      this.members,
+      this.encoder,
+      capacity + 64,
+      this.openedAtMs,
+    );
+    indexes.forEach((i, j) => {
+      if (out !== undefined) part.encode(this.records[i]!, this.encodedAt(i));
+      part.pushKept(
+        this.records[i]!,
+        this.sizes[i]!,
+        this.keys?.[i],
+        carried === undefined ? this.carried?.[i] : carried[j],
+      );
+    });
+    part.deadlineMs = this.deadlineMs;
+    return part;
+  }
+
+  /** {@link push} for a record as this batch keeps it already (its stand-in, when it keeps bytes). */
+  private pushKept(
+    record: Rec,
+    size: number,
+    key: Key | undefined,
+    carried: Carried | undefined,
+  ): void {
+    this.records.push(record);
+    this.sizes.push(size);
+    this.bytes += size;
+    this.keys?.push(key);
+    if (carried !== undefined) {
+      this.carried ??= new Array<Carried | undefined>(this.records.length - 1).fill(undefined);
+      this.carried.push(carried);
+    } else this.carried?.push(undefined);
+    this.#body = undefined;
   }
 
   /**

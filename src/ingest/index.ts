@@ -6,6 +6,7 @@ export { IngestError, type IngestStop, WriteFailedError } from './errors.js';
 export { ingest } from './ingest.js';
 export { BATCH_DEFAULTS } from './options.js';
 export type {
+  BatchContext,
   BatchOptions,
   BatchRecordOptions,
   BatchResult,
@@ -23,6 +24,8 @@ export type {
   RecordWriteStream,
   RunnerLike,
   SendFn,
+  ShardProgress,
+  ShardWait,
   SingleRecordOptions,
 } from './types.js';
 export { createWriteStream } from './write-stream.js';

@@ -20,24 +20,36 @@ import {
 import { callerSink } from './write-stream.js';
 
 /** The option names `ingest` adds to those of the write stream. */
-export const INGEST_EXTRA_KEYS = ['onProgress', 'progressIntervalMs', 'signal'] as const;
+export const INGEST_EXTRA_KEYS = [
+  'onProgress',
+  'progressMs',
+  'progressIntervalMs',
+  'signal',
+] as const;
 
-/** `onProgress`, `progressIntervalMs` and `signal`, checked. */
+/** `onProgress`, `progressMs` (or its former name `progressIntervalMs`) and `signal`, checked. */
 export function checkIngestExtras(
   field: string,
   options: IngestExtras,
-): Required<Pick<IngestExtras, 'progressIntervalMs'>> & IngestExtras {
+): { onProgress: IngestExtras['onProgress']; signal: AbortSignal | undefined; progressMs: number } {
   if (options.onProgress !== undefined) fn(`${field}.onProgress`, options.onProgress);
   if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
     throw new ConfigError(`${field}.signal`, 'must be an AbortSignal', options.signal);
   }
+  if (options.progressMs !== undefined && options.progressIntervalMs !== undefined) {
+    throw new ConfigError(
+      `${field}.progressIntervalMs`,
+      'is the former name of progressMs: give one of them',
+      options.progressIntervalMs,
+    );
+  }
+  const given = options.progressMs ?? options.progressIntervalMs;
+  const name = options.progressMs !== undefined ? 'progressMs' : 'progressIntervalMs';
   return {
     onProgress: options.onProgress,
     signal: options.signal,
-    progressIntervalMs:
-      options.progressIntervalMs === undefined
-        ? 1_000
-        : duration(`${field}.progressIntervalMs`, options.progressIntervalMs),
+    // A heartbeat of 0 ms would spin: at least 1 ms between two reports.
+    progressMs: given === undefined ? 1_000 : duration(`${field}.${name}`, given, true),
   };
 }
 
@@ -56,6 +68,7 @@ export async function ingest<T, Rec>(
   const ledger = new Ledger<Rec>(runner, {
     ...extras,
     onFailed: o.onFailed,
+    onUncertain: o.onUncertain,
     keepFailures: o.keepFailures,
   });
   return drive(runner, source, callerSink('ingest', runner, ledger, o), ledger, extras.signal);

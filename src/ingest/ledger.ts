@@ -1,11 +1,12 @@
 /**
- * The account of an ingestion: every record taken from the source is, exactly once, written or
- * failed. The ledger counts them (and what is still held), keeps the failures, calls `onFailed`
- * and `onProgress`, and tells whoever waits when records settle.
+ * The account of an ingestion: every record taken from the source ends, exactly once, written,
+ * failed or uncertain. The ledger counts them (and what is still held), keeps the failures, calls
+ * `onFailed`, `onUncertain` and `onProgress` — a heartbeat every `progressMs` while the ingestion
+ * runs, stalls included — and tells whoever waits when records settle.
  */
 import { rethrowLater } from '../callbacks.js';
 import type { Clock } from '../types.js';
-import type { IngestProgress, IngestSummary } from './types.js';
+import type { IngestProgress, IngestSummary, ShardProgress } from './types.js';
 
 /** What the ledger reads from the balancer for progress reports. */
 export interface LedgerHost {
@@ -14,15 +15,17 @@ export interface LedgerHost {
 }
 
 /** Who hears of failed records, and how many the summary keeps. */
-export type FailureHooks<Rec> = Pick<LedgerHooks<Rec>, 'onFailed' | 'keepFailures'>;
+export type FailureHooks<Rec> = Pick<LedgerHooks<Rec>, 'onFailed' | 'onUncertain' | 'keepFailures'>;
 
 /** The ledger's callbacks (each optional). */
 export interface LedgerHooks<Rec> {
   onFailed?: ((record: Rec, error: unknown) => void) | undefined;
+  onUncertain?: ((record: Rec, error: unknown) => void) | undefined;
   /** Failed records `summary.failures` keeps, the first ones (default: all). */
   keepFailures?: number;
   onProgress?: ((progress: IngestProgress) => void) | undefined;
-  progressIntervalMs?: number;
+  /** Time between two heartbeats, ms (default 1 000). */
+  progressMs?: number;
 }
 
 export class Ledger<Rec> {
@@ -39,12 +42,15 @@ export class Ledger<Rec> {
   onSettle: (() => void) | undefined;
   /** Called when a callback first throws (the ingestion stops reading). */
   onCallbackError: (() => void) | undefined;
+  /** What the sink holds per shard and why it waits, for progress reports. */
+  shards: (() => Record<string, ShardProgress>) | undefined;
   readonly #host: LedgerHost;
   readonly #hooks: LedgerHooks<Rec>;
   readonly #startedMs: number;
   #lastProgressMs: number;
   #idle: { promise: Promise<void>; resolve: () => void } | undefined;
   #closed = false;
+  #cancelBeat: (() => void) | undefined;
 
   constructor(host: LedgerHost, hooks: LedgerHooks<Rec>) {
     this.#host = host;
@@ -55,6 +61,8 @@ export class Ledger<Rec> {
     this.summary = {
       written: 0,
       failed: 0,
+      uncertain: 0,
+      resent: 0,
       failures,
       errors: failures,
       bytes: 0,
@@ -93,23 +101,45 @@ export class Ledger<Rec> {
       this.#failedLate(record, error);
       return;
     }
+    this.summary.failed++;
+    this.#notWritten(record, error, bytes, this.#hooks.onFailed);
+  }
+
+  /**
+   * `record` was sent and no answer came (`error`: an `UncertainWriteError`): listed, reported to
+   * `onUncertain` (or `onFailed` without it).
+   */
+  uncertain(record: Rec, error: unknown, bytes = 0): void {
+    this.summary.uncertain++;
+    this.#notWritten(record, error, bytes, this.#hooks.onUncertain ?? this.#hooks.onFailed);
+  }
+
+  #notWritten(
+    record: Rec,
+    error: unknown,
+    bytes: number,
+    hook: ((record: Rec, error: unknown) => void) | undefined,
+  ): void {
     const s = this.summary;
     this.held--;
     this.heldBytes -= bytes;
-    s.failed++;
     this.firstFailure ??= { record, error };
     if (s.failures.length < (this.#hooks.keepFailures ?? Number.POSITIVE_INFINITY)) {
       s.failures.push({ record, error });
     }
-    const onFailed = this.#hooks.onFailed;
-    if (onFailed !== undefined) {
+    if (hook !== undefined) {
       try {
-        onFailed(record, error);
+        hook(record, error);
       } catch (thrown) {
         this.#callbackThrew(thrown);
       }
     }
     this.#settled();
+  }
+
+  /** `count` record sends went after a send of the same records that may have been stored. */
+  resent(count: number): void {
+    this.summary.resent += count;
   }
 
   /** `count` record sends were retries. */
@@ -129,10 +159,36 @@ export class Ledger<Rec> {
     return this.#idle.promise;
   }
 
+  /**
+   * Starts the heartbeat: `onProgress` every `progressMs` until the account closes, whether or not
+   * records settle meanwhile — a progress bar never freezes in a stall.
+   */
+  startHeartbeat(): void {
+    if (this.#hooks.onProgress === undefined || this.#closed) return;
+    this.#armBeat();
+  }
+
+  #armBeat(): void {
+    this.#cancelBeat?.();
+    const clock = this.#host.clock;
+    const every = this.#hooks.progressMs ?? 1_000;
+    this.#cancelBeat = clock.setTimer(
+      () => {
+        this.#cancelBeat = undefined;
+        if (this.#closed) return;
+        this.#progress(true);
+        if (!this.#closed && this.callbackError === undefined) this.#armBeat();
+      },
+      Math.max(0, this.#lastProgressMs + every - clock.now()),
+    );
+  }
+
   /** Ends the account: its duration, and a last progress report. Later settlements change nothing. */
   close(): IngestSummary<Rec> {
     if (!this.#closed) {
       this.#closed = true;
+      this.#cancelBeat?.();
+      this.#cancelBeat = undefined;
       this.summary.durationMs = this.#host.clock.now() - this.#startedMs;
       this.#progress(true);
     }
@@ -165,14 +221,18 @@ export class Ledger<Rec> {
     const onProgress = this.#hooks.onProgress;
     if (onProgress === undefined || this.callbackError !== undefined) return;
     const now = this.#host.clock.now();
-    if (!force && now - this.#lastProgressMs < (this.#hooks.progressIntervalMs ?? 1_000)) return;
+    if (!force && now - this.#lastProgressMs < (this.#hooks.progressMs ?? 1_000)) return;
     this.#lastProgressMs = now;
+    // A report that came from a settlement moves the next heartbeat back by as much.
+    if (!force && this.#cancelBeat !== undefined) this.#armBeat();
     const { queued, inFlight } = this.#host.stats();
     const s = this.summary;
     try {
       onProgress({
         written: s.written,
         failed: s.failed,
+        uncertain: s.uncertain,
+        resent: s.resent,
         bytes: s.bytes,
         retries: s.retries,
         batches: s.batches,
@@ -181,6 +241,7 @@ export class Ledger<Rec> {
         inFlight,
         elapsedMs: now - this.#startedMs,
         perShard: { ...s.perShard },
+        shards: this.shards?.() ?? {},
       });
     } catch (thrown) {
       this.#callbackThrew(thrown);

@@ -8,7 +8,7 @@ import {
   type RetryBudgetOptions,
   resolveBudgetOptions,
 } from '../health/budget.js';
-import { RETRY_DEFAULTS } from '../health/retry.js';
+import { RETRY_DEFAULTS, type ResolvedRetryOptions, type RetryOptions } from '../health/retry.js';
 import {
   bool,
   checkKnownKeys,
@@ -16,6 +16,7 @@ import {
   duration,
   fn,
   nonNegativeInt,
+  oneOf,
   orDefault,
   positiveInt,
 } from '../validate.js';
@@ -62,7 +63,8 @@ export interface ResolvedBatch<Rec> {
   size: ((record: Rec) => number) | undefined;
   maxHeldRecords: number;
   maxHeldBytes: number;
-  retry: ResolvedRecordRetry | false;
+  /** `batch.retry` as given (checked); undefined: the balancer's `retry`. */
+  retry: ResolvedRecordRetry | false | undefined;
   keepRecords: boolean;
 }
 
@@ -71,6 +73,11 @@ export interface ResolvedRecordOptions<T, Rec> {
   bytes: ((record: Rec) => number) | undefined;
   idempotent: boolean;
   onFailed: ((record: Rec, error: unknown) => void) | undefined;
+  onUncertain: ((record: Rec, error: unknown) => void) | undefined;
+  /** The ingestion's own `deliveryTimeoutMs`; undefined: the balancer's. */
+  deliveryTimeoutMs: number | undefined;
+  /** `ordering: 'key'`. */
+  ordered: boolean;
   /** Failed records `summary.failures` keeps. */
   keepFailures: number;
   /** One record per run (without `batch`). */
@@ -81,30 +88,62 @@ export interface ResolvedRecordOptions<T, Rec> {
 }
 
 /** The option names every record ingestion takes (the transports' lists include them). */
-export const COMMON_KEYS = ['key', 'bytes', 'idempotent', 'onFailed', 'keepFailures'];
+export const COMMON_KEYS = [
+  'key',
+  'bytes',
+  'idempotent',
+  'onFailed',
+  'onUncertain',
+  'keepFailures',
+  'deliveryTimeoutMs',
+  'ordering',
+];
 
 /** Failed records a summary keeps by default: ~100 MB at worst for records of a KiB. */
 export const DEFAULT_KEEP_FAILURES = 100_000;
 
 /**
  * Checks the options every record ingestion shares (`key`, `bytes`, `idempotent`, `onFailed`,
- * `keepFailures`).
+ * `onUncertain`, `keepFailures`, `deliveryTimeoutMs`, `ordering`).
  */
 export function checkCommon<Rec>(
   field: string,
   o: CommonRecordOptions<Rec>,
 ): Pick<
   ResolvedRecordOptions<unknown, Rec>,
-  'key' | 'bytes' | 'idempotent' | 'onFailed' | 'keepFailures'
+  | 'key'
+  | 'bytes'
+  | 'idempotent'
+  | 'onFailed'
+  | 'onUncertain'
+  | 'keepFailures'
+  | 'deliveryTimeoutMs'
+  | 'ordered'
 > {
   if (o.key !== undefined) fn(`${field}.key`, o.key);
   if (o.bytes !== undefined) fn(`${field}.bytes`, o.bytes);
   if (o.onFailed !== undefined) fn(`${field}.onFailed`, o.onFailed);
+  if (o.onUncertain !== undefined) fn(`${field}.onUncertain`, o.onUncertain);
+  const ordering =
+    o.ordering === undefined ? 'none' : oneOf(`${field}.ordering`, o.ordering, ['key', 'none']);
+  if (ordering === 'key' && o.key === undefined) {
+    throw new ConfigError(
+      `${field}.ordering`,
+      "can be 'key' only with a `key` option (the order kept is each key's)",
+      ordering,
+    );
+  }
   return {
     key: o.key,
     bytes: o.bytes,
     idempotent: o.idempotent === undefined ? true : bool(`${field}.idempotent`, o.idempotent),
     onFailed: o.onFailed,
+    onUncertain: o.onUncertain,
+    deliveryTimeoutMs:
+      o.deliveryTimeoutMs === undefined || o.deliveryTimeoutMs === Number.POSITIVE_INFINITY
+        ? o.deliveryTimeoutMs
+        : duration(`${field}.deliveryTimeoutMs`, o.deliveryTimeoutMs, true),
+    ordered: ordering === 'key',
     keepFailures: orDefault(o.keepFailures, DEFAULT_KEEP_FAILURES, (v) =>
       nonNegativeInt(`${field}.keepFailures`, v, true),
     ),
@@ -204,7 +243,7 @@ export function resolveBatch<Rec>(
     size: b.size ?? bytes,
     maxHeldRecords,
     maxHeldBytes,
-    retry: resolveRecordRetry(`${field}.retry`, b.retry),
+    retry: b.retry === undefined ? undefined : resolveRecordRetry(`${field}.retry`, b.retry),
     keepRecords: b.keepRecords === undefined ? true : bool(`${field}.keepRecords`, b.keepRecords),
   };
 }
@@ -269,4 +308,41 @@ export function checkSource(source: unknown): void {
   ) {
     throw new ConfigError('source', 'must be an iterable or an async iterable', source);
   }
+}
+
+/**
+ * The rule records refused one by one are sent again under: `batch.retry` when given, else the
+ * balancer's own `retry` (one retry setting: the balancer's reaches batches too).
+ */
+export function recordRetryOf(
+  own: ResolvedRecordRetry | false | undefined,
+  balancer: ResolvedRetryOptions | false,
+): ResolvedRecordRetry | false {
+  if (own !== undefined) return own;
+  if (balancer === false) return false;
+  return {
+    attempts: balancer.attempts,
+    baseMs: balancer.baseMs,
+    maxMs: balancer.maxMs,
+    budget: balancer.budget,
+  };
+}
+
+/**
+ * The `retry` each batch's run is given: undefined (the balancer's) without `batch.retry`, else
+ * its attempts and backoff with the balancer's classifier — and, for its budget, the balancer's
+ * (a budget is shared by all runs) unless `batch.retry.budget` is `false`. One object for the
+ * whole ingestion, so the balancer reads it once.
+ */
+export function runRetryOf(
+  own: ResolvedRecordRetry | false | undefined,
+  balancer: ResolvedRetryOptions | false,
+): RetryOptions | false | undefined {
+  if (own === undefined || own === false) return own;
+  return {
+    attempts: own.attempts,
+    backoff: { baseMs: own.baseMs, maxMs: own.maxMs },
+    ...(own.budget === false ? { budget: false as const } : {}),
+    ...(balancer === false ? {} : { retryable: balancer.retryable }),
+  };
 }

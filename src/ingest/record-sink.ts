@@ -1,8 +1,11 @@
 /**
  * One record per run: `send(shard, record, ctx)` through `balancer.run`, with the record's key
- * and bytes; the balancer's queue is the backpressure (`ready()` before the next record).
+ * and bytes; the balancer's queue is the backpressure (`ready()` before the next record). A
+ * record ends written, failed, or uncertain when a send of it went out and no answer came.
  */
+import { UncertainWriteError } from '../errors.js';
 import type { Ledger } from './ledger.js';
+import { readFailure } from './outcome.js';
 import type { Sink } from './sink.js';
 import type { RunnerLike, SendFn } from './types.js';
 
@@ -11,6 +14,8 @@ export interface RecordSinkOptions<T, Rec> {
   key: ((record: Rec) => unknown) | undefined;
   bytes: ((record: Rec) => number) | undefined;
   idempotent: boolean;
+  /** The ingestion's own `deliveryTimeoutMs`; undefined: the balancer's. */
+  deliveryTimeoutMs: number | undefined;
 }
 
 export class RecordSink<T, Rec> implements Sink<Rec> {
@@ -22,6 +27,7 @@ export class RecordSink<T, Rec> implements Sink<Rec> {
     this.#runner = runner;
     this.#ledger = ledger;
     this.#options = options;
+    ledger.startHeartbeat();
   }
 
   add(record: Rec): void {
@@ -41,17 +47,45 @@ export class RecordSink<T, Rec> implements Sink<Rec> {
     const counted = Number.isInteger(bytes) && bytes >= 0 ? bytes : 0;
     ledger.holdBytes(counted);
     const send = o.send;
+    // The shard of a send that went out and got no answer: the record may be stored there.
+    let uncertainOn: string | undefined;
+    const options =
+      o.deliveryTimeoutMs === undefined
+        ? { key: key as never, bytes, idempotent: o.idempotent }
+        : {
+            key: key as never,
+            bytes,
+            idempotent: o.idempotent,
+            deliveryTimeoutMs: o.deliveryTimeoutMs,
+          };
     this.#runner
-      .run(
-        (shard, ctx) => {
-          if (ctx.attempt > 1) ledger.retried(1);
-          return send(shard, record, ctx).then(() => shard.id);
-        },
-        { key: key as never, bytes, idempotent: o.idempotent },
-      )
+      .run((shard, ctx) => {
+        if (ctx.attempt > 1) {
+          ledger.retried(1);
+          if (uncertainOn !== undefined) ledger.resent(1);
+        }
+        const noteUncertain = (error: unknown) => {
+          if (readFailure(error) === 'uncertain') uncertainOn = shard.id;
+        };
+        const unlisten = ctx.onAbort(noteUncertain);
+        return send(shard, record, ctx).then(
+          () => {
+            unlisten();
+            return shard.id;
+          },
+          (error: unknown) => {
+            unlisten();
+            noteUncertain(error);
+            throw error;
+          },
+        );
+      }, options)
       .then(
         (shardId) => ledger.wrote(1, counted, shardId),
-        (error: unknown) => ledger.fail(record, error, counted),
+        (error: unknown) => {
+          if (uncertainOn === undefined) ledger.fail(record, error, counted);
+          else ledger.uncertain(record, new UncertainWriteError(uncertainOn, error), counted);
+        },
       );
   }
 

@@ -5,7 +5,7 @@
  */
 import { ConfigError, messageOf } from '../errors.js';
 import { checkKnownKeys, checkObject } from '../validate.js';
-import type { BatchSender } from './batch-runner.js';
+
 import { BatchSink } from './batch-sink.js';
 import { jsonArrayEncoder, ndjsonEncoder, type RecordEncoder } from './encoders.js';
 import { checkIngestExtras, drive } from './ingest.js';
@@ -18,6 +18,7 @@ import {
   type ResolvedBatch,
   resolveBatch,
 } from './options.js';
+import type { BatchSender } from './sender.js';
 import type { Sink } from './sink.js';
 import type {
   BatchOptions,
@@ -82,6 +83,7 @@ export function batchPlan<T, Rec>(
 ): TransportPlan<Rec> {
   return {
     onFailed: read.onFailed,
+    onUncertain: read.onUncertain,
     keepFailures: read.keepFailures,
     sink: (ledger) =>
       new BatchSink<T, Rec>(runner, ledger, {
@@ -89,6 +91,8 @@ export function batchPlan<T, Rec>(
         key: read.key,
         idempotent: read.idempotent,
         batch: read.batch,
+        deliveryTimeoutMs: read.deliveryTimeoutMs,
+        ordered: read.ordered,
         encoder: read.encoder,
         send: sender(),
       }),
@@ -119,6 +123,7 @@ export function ingestWithPlan<T, Rec>(
     const ledger = new Ledger<Rec>(runner, {
       ...extras,
       onFailed: p.onFailed,
+      onUncertain: p.onUncertain,
       keepFailures: p.keepFailures,
     });
     return drive(runner, source, p.sink(ledger), ledger, extras.signal);

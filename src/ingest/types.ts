@@ -4,16 +4,32 @@
  */
 import type { Writable } from 'node:stream';
 import type { RetryBudgetOptions } from '../health/budget.js';
+import type { ResolvedRetryOptions, RetryOptions } from '../health/retry.js';
 import type { RunContext } from '../run.js';
 import type { Clock, Key, Picker, RandomSource, ShardState } from '../types.js';
 
-/** What `ingest` and the write stream need of a balancer (narrow, so this folder imports no Balancer). */
 /** How an ingestion hears that its balancer closed (a symbol: not part of the Balancer's API). */
 export const ON_CLOSE: unique symbol = Symbol('shardwise.onClose');
+/** What an ingestion reads of its balancer beyond the public API (a symbol, like `ON_CLOSE`). */
+export const INGEST_VIEW: unique symbol = Symbol('shardwise.ingestView');
 
+/** The balancer as an ingestion sees it: its settings, and whether a shard can take work now. */
+export interface IngestView {
+  /** The balancer's `retry`, resolved: batches inherit it (`batch.retry` overrides). */
+  readonly retry: ResolvedRetryOptions | false;
+  /** The balancer's `deliveryTimeoutMs`: records inherit it (the ingestion's own overrides). */
+  readonly deliveryTimeoutMs: number;
+  /** Keyed runs keep to their home shard (a keyed picker, strict affinity). */
+  readonly strict: boolean;
+  /** Why the balancer would start no attempt on `shard` now, or undefined when it would. */
+  blocked(shard: ShardState<unknown>): 'ejected' | 'pushback' | 'capped' | undefined;
+}
+
+/** What `ingest` and the write stream need of a balancer (narrow, so this folder imports no Balancer). */
 export interface RunnerLike<T> {
   /** Calls `listener` once when `close()` is called; returns the means to stop listening. */
   [ON_CLOSE]?(listener: () => void): () => void;
+  [INGEST_VIEW](): IngestView;
   readonly clock: Clock;
   readonly random: RandomSource;
   readonly picker: Picker;
@@ -23,7 +39,13 @@ export interface RunnerLike<T> {
   readonly closed: boolean;
   run<R>(
     fn: (shard: ShardState<T>, ctx: RunContext) => Promise<R>,
-    options?: { key?: Key; idempotent?: boolean; bytes?: number },
+    options?: {
+      key?: Key;
+      idempotent?: boolean;
+      bytes?: number;
+      deliveryTimeoutMs?: number;
+      retry?: RetryOptions | false;
+    },
   ): Promise<R>;
   ready(): Promise<void>;
   stats(): { queued: number; inFlight: number };
@@ -65,14 +87,29 @@ export interface BatchResult {
 export type BatchSendResult = BatchResult | undefined | void;
 
 /**
+ * What a batch `send` receives besides the shard and the records: the attempt's context, and the
+ * batch's id.
+ */
+export interface BatchContext extends RunContext {
+  /**
+   * The batch's id: the same for every send of these records (its retries), new when records
+   * leave it (a partial failure, a split). A deduplicating server keyed on it stores a retried
+   * batch once (`http.ingest` sends it as `Idempotency-Key`).
+   */
+  readonly batchId: string;
+}
+
+/**
  * Sends one batch to the shard the balancer picked. The `records` array is the batch's: read it,
  * do not keep or change it. Throwing fails the whole batch (retried whole, like any run, when
- * the ingestion is idempotent).
+ * the ingestion is idempotent); an error may say what became of the records — `uncertain: true`
+ * (sent, no answer), `notSent: true` (never left), `rejected: true` (the data was refused: the
+ * batch is split to find the records at fault).
  */
 export type BatchSendFn<T, Rec> = (
   shard: ShardState<T>,
   records: Rec[],
-  ctx: RunContext,
+  ctx: BatchContext,
 ) => Promise<BatchSendResult>;
 
 /**
@@ -114,7 +151,10 @@ export interface BatchOptions<Rec> {
   maxHeldRecords?: number;
   /** The same bound in bytes, over `size(record)` (default the larger of 256 MiB and 2 × `maxBytes`). */
   maxHeldBytes?: number;
-  /** How records refused by a partial failure are retried (see {@link RecordRetryOptions}), or `false`. */
+  /**
+   * Retries of batches and of records refused by a partial failure (see
+   * {@link RecordRetryOptions}), or `false` (default: the balancer's `retry`).
+   */
   retry?: RecordRetryOptions | false;
   /**
    * Keep each record until its batch settles, to report it as given (default true). `false`, where
@@ -134,8 +174,30 @@ export interface CommonRecordOptions<Rec> {
   bytes?: (record: Rec) => number;
   /** Records may be sent twice safely, so failed attempts are retried elsewhere (default true). */
   idempotent?: boolean;
-  /** Called once for every record that is not written, as it fails (after its retries). */
+  /**
+   * Called once for every record that is not written, as it fails (after its retries) — and for
+   * every uncertain one (sent, no answer; `error.uncertain === true`, an `UncertainWriteError`)
+   * unless `onUncertain` is given.
+   */
   onFailed?: (record: Rec, error: unknown) => void;
+  /**
+   * Called once for every record whose outcome is unknown: it was sent and no answer came (a
+   * timeout, a connection reset after the body went out), so the shard may hold it. Without it,
+   * `onFailed` hears of these too.
+   */
+  onUncertain?: (record: Rec, error: unknown) => void;
+  /**
+   * How long a record may wait in all, ms, from when it is taken — for a shard that pushes back,
+   * for an ejected or unreachable home, for a slot (default: the balancer's `deliveryTimeoutMs`,
+   * 120 000). Past it the record fails with a `ShardUnavailableError` naming its shard and why.
+   */
+  deliveryTimeoutMs?: number;
+  /**
+   * `'key'`: the records of one key are written in source order, retries included — one batch per
+   * home at a time, a retried or split batch before any later batch of its home. Needs a keyed
+   * picker and `key`. Default `'none'`: batches of a home overlap, up to its cap.
+   */
+  ordering?: 'key' | 'none';
   /**
    * How many failed records `summary.failures` keeps, the first ones (default 100 000; `Infinity`
    * keeps all). Each holds its record and error, so an ingestion of billions whose shards refuse
@@ -164,9 +226,14 @@ export type RecordOptions<T, Rec> = SingleRecordOptions<T, Rec> | BatchRecordOpt
 
 /** What `ingest` adds to the record options. */
 export interface IngestExtras {
-  /** Called with the running figures at most every `progressIntervalMs`, and once at the end. */
+  /**
+   * Called with the running figures every `progressMs` while the ingestion runs — stalls
+   * included: it is a heartbeat, not a settlement report — and once at the end.
+   */
   onProgress?: (progress: IngestProgress) => void;
-  /** Least time between two `onProgress` calls, ms (default 1 000). */
+  /** Time between two `onProgress` calls, ms (default 1 000). */
+  progressMs?: number;
+  /** The former name of `progressMs` (still read). */
   progressIntervalMs?: number;
   /**
    * Stops reading the source: the record taken when the abort is seen is reported failed with
@@ -181,10 +248,34 @@ export type IngestOptions<T, Rec> =
   | (SingleRecordOptions<T, Rec> & IngestExtras)
   | (BatchRecordOptions<T, Rec> & IngestExtras);
 
+/** Why a shard's records wait, in a progress report. */
+export type ShardWait = 'down' | 'ejected' | 'pushBack' | 'slow' | 'cap';
+
+/** One shard in a progress report: what the ingestion holds for it, and why it waits. */
+export interface ShardProgress {
+  /** Records of this home held (open, ready, in the balancer, backing off; keyed records only). */
+  held: number;
+  /** Closed batches of this home waiting to be handed to the balancer. */
+  ready: number;
+  /** Calls in flight on the shard now (all of its balancer's). */
+  inFlight: number;
+  /** Records written to it so far. */
+  written: number;
+  /**
+   * Why its records wait, when they do: `down` (unreachable for a delivery timeout), `ejected`,
+   * `pushBack`, `slow` (at its cap, and its latency ≥ 4 × the fleet's median), `cap` (at its cap).
+   */
+  waiting?: ShardWait;
+}
+
 /** Running figures of an `ingest`. */
 export interface IngestProgress {
   written: number;
   failed: number;
+  /** Records sent with no answer: they may or may not be stored. */
+  uncertain: number;
+  /** Records sent again after a send that may have been stored: the possible duplicates. */
+  resent: number;
   bytes: number;
   retries: number;
   /** Batch sends so far (re-sends included; 0 without `batch`). */
@@ -196,6 +287,8 @@ export interface IngestProgress {
   elapsedMs: number;
   /** Records written so far by shard id (a copy). */
   perShard: Record<string, number>;
+  /** Each shard (by id): what the ingestion holds for it, and why it waits. */
+  shards: Record<string, ShardProgress>;
 }
 
 /** A record that was not written, and why. */
@@ -205,16 +298,29 @@ export interface IngestFailure<Rec> {
 }
 
 /**
- * What an ingestion did. `written + failed` is the number of records taken from the source: each
- * is written or failed, exactly once (and a failed one is listed in `failures`, up to
+ * What an ingestion did. `written + failed + uncertain` is the number of records taken from the
+ * source: each ends in exactly one of them (and one not written is listed in `failures`, up to
  * `keepFailures` of them).
  */
 export interface IngestSummary<Rec> {
+  /** Records the shards acknowledged. */
   written: number;
+  /** Records known not stored: never sent, or refused with a definitive answer. */
   failed: number;
   /**
-   * The records not written, with their errors, in the order they failed: every one, up to
-   * `keepFailures` (default 100 000), then no more (`failed` counts them all).
+   * Records sent with no answer (a timeout, a reset after the body went out): each may or may not
+   * be stored. Their error is an `UncertainWriteError` (`uncertain: true`).
+   */
+  uncertain: number;
+  /**
+   * Record sends after a send of the same record that may have been stored: the most duplicates
+   * the shards can hold (0 when every send was answered). At-least-once delivery, made visible.
+   */
+  resent: number;
+  /**
+   * The records not written — failed and uncertain — with their errors, in the order they
+   * settled: every one, up to `keepFailures` (default 100 000), then no more (`failed` and
+   * `uncertain` count them all).
    */
   failures: IngestFailure<Rec>[];
   /** The same array as `failures` (the name the first API gave it). */

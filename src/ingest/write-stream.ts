@@ -13,7 +13,13 @@ import { type FailureHooks, Ledger } from './ledger.js';
 import { checkRecordOptions, type ResolvedRecordOptions } from './options.js';
 import { RecordSink } from './record-sink.js';
 import type { Sink } from './sink.js';
-import type { IngestSummary, RecordOptions, RecordWriteStream, RunnerLike } from './types.js';
+import type {
+  BatchContext,
+  IngestSummary,
+  RecordOptions,
+  RecordWriteStream,
+  RunnerLike,
+} from './types.js';
 
 /** Builds the sink of a write stream around its ledger. */
 export type SinkFactory<Rec> = (ledger: Ledger<Rec>) => Sink<Rec>;
@@ -52,6 +58,7 @@ export function callerSink<T, Rec>(
       key: o.key,
       bytes: o.bytes,
       idempotent: o.idempotent,
+      deliveryTimeoutMs: o.deliveryTimeoutMs,
     });
   }
   return new BatchSink<T, Rec>(runner, ledger, {
@@ -59,8 +66,10 @@ export function callerSink<T, Rec>(
     key: o.key,
     idempotent: o.idempotent,
     batch: o.batch,
+    deliveryTimeoutMs: o.deliveryTimeoutMs,
+    ordered: o.ordered,
     encoder: undefined,
-    send: (shard, batch, ctx) => o.sendBatch!(shard, batch.records, ctx),
+    send: (shard, batch, ctx) => o.sendBatch!(shard, batch.records, ctx as BatchContext),
   });
 }
 
@@ -87,7 +96,7 @@ export class LedgerWriteStream<T, Rec> extends Writable implements RecordWriteSt
 
   constructor(
     runner: RunnerLike<T>,
-    { onFailed, keepFailures }: FailureHooks<Rec>,
+    { onFailed, onUncertain, keepFailures }: FailureHooks<Rec>,
     sink: SinkFactory<Rec>,
   ) {
     super({ objectMode: true, highWaterMark: 1 });
@@ -97,6 +106,14 @@ export class LedgerWriteStream<T, Rec> extends Writable implements RecordWriteSt
         // The option's callback first: a `'failed'` listener that throws must not silence it.
         try {
           onFailed?.(record, error);
+        } finally {
+          this.emit('failed', record, error);
+        }
+      },
+      // An uncertain record is a `'failed'` event too (its error says `uncertain: true`).
+      onUncertain: (record, error) => {
+        try {
+          (onUncertain ?? onFailed)?.(record, error);
         } finally {
           this.emit('failed', record, error);
         }

@@ -3,6 +3,12 @@
  * shard's own line (Kafka's producer keeps a queue per partition), so other keys keep flowing to
  * their shards — no head-of-line blocking across shards. A line is served when its shard frees a
  * slot, comes back from ejection, or its push-back ends.
+ *
+ * A line waiting for an ejected shard asks for an early probe (after 250 ms, then 500 ms, 1 s,
+ * and every 2 s while probes fail; never before the shard's `Retry-After`): the waiting run itself
+ * is the probe, so a shard that restarts in two seconds takes its keys again within about one
+ * more, not at the end of a 30 s ejection. Only waiting keyed work asks: unkeyed traffic keeps
+ * the ejection's own time.
  */
 import { RunQueue } from '../queue.js';
 import type { HomeWait, Run } from '../run.js';
@@ -16,13 +22,29 @@ export interface HomeLinesHost<T> {
   expired(run: Run<T>, waitedMs: number): void;
   /** A shard's push-back ended: serve its line. */
   serve(shard: Shard<T>): void;
+  /** Runs wait for ejected `shard`: let one probe through now, before its ejection ends. */
+  probeEarly(shard: Shard<T>): void;
 }
+
+/** The first early probe of an ejected home with waiting runs, ms; each failed one doubles it. */
+export const EARLY_PROBE_FIRST_MS = 250;
+/** The longest wait between early probes, ms. */
+export const EARLY_PROBE_MAX_MS = 2_000;
 
 export class HomeLines<T> {
   /** Runs waiting in all lines. */
   size = 0;
   readonly #lines = new Map<Shard<T>, RunQueue<Run<T>>>();
   readonly #wakes = new Map<Shard<T>, { atMs: number; cancel: () => void }>();
+  /**
+   * Early probes asked for, per ejected shard: during which ejection (its count), how many so
+   * far, and the next one's timer while runs wait. Kept while the line empties — the waiting run
+   * itself leaves it to probe — and counted afresh for a new ejection.
+   */
+  readonly #probes = new WeakMap<
+    Shard<T>,
+    { ejection: number; asked: number; cancel: (() => void) | undefined }
+  >();
 
   constructor(private readonly host: HomeLinesHost<T>) {}
 
@@ -43,6 +65,7 @@ export class HomeLines<T> {
     this.size++;
     if (why !== 'capped') this.#armDeadline(run);
     if (why === 'pushback') this.#wakeAt(shard, shard.pushBack.untilMs);
+    if (why === 'ejected') this.#probeSoon(shard);
   }
 
   /** Takes `run` out of its line (it starts, settles, or goes back to routing). */
@@ -61,6 +84,9 @@ export class HomeLines<T> {
     // Nobody waits for its push-back to end: a wake-up left armed would hold the process open.
     this.#wakes.get(shard)?.cancel();
     this.#wakes.delete(shard);
+    const probe = this.#probes.get(shard);
+    probe?.cancel?.();
+    if (probe !== undefined) probe.cancel = undefined;
   }
 
   /** The first run waiting for `shard`, if any. */
@@ -96,22 +122,48 @@ export class HomeLines<T> {
       this.#armDeadline(run);
     }
     if (why === 'pushback') this.#wakeAt(shard, shard.pushBack.untilMs);
+    else this.#probeSoon(shard);
   }
 
   /**
-   * Arms the run's deadline: `timeoutMs` from the moment it first had to wait for an unavailable
-   * home, kept when the run moves between lines (so being served again never extends it).
+   * Asks for an early probe of ejected `shard` while runs wait for it: after 250 ms, doubling with
+   * each probe asked (a failed one ejects it again) up to 2 s, and never before its push-back
+   * ends. The count starts again with each new ejection.
+   */
+  #probeSoon(shard: Shard<T>): void {
+    const ejection = shard.health.ejections;
+    let probe = this.#probes.get(shard);
+    if (probe === undefined || probe.ejection !== ejection) {
+      probe?.cancel?.();
+      probe = { ejection, asked: 0, cancel: undefined };
+      this.#probes.set(shard, probe);
+    } else if (probe.cancel !== undefined) return;
+    const clock = this.host.clock;
+    const now = clock.now();
+    const backoff = Math.min(EARLY_PROBE_MAX_MS, EARLY_PROBE_FIRST_MS * 2 ** probe.asked);
+    const atMs = Math.max(now + backoff, shard.pushBack.untilMs);
+    const state = probe;
+    state.cancel = clock.setTimer(() => {
+      state.cancel = undefined;
+      if (this.head(shard) === undefined || shard.health.state !== 'ejected') return;
+      state.asked++;
+      this.host.probeEarly(shard);
+    }, atMs - now);
+  }
+
+  /**
+   * Arms the run's delivery deadline (`deliveryTimeoutMs` from its admission) while it waits for
+   * an unavailable home; it is kept when the run moves between lines, so being served again
+   * never extends it.
    */
   #armDeadline(run: Run<T>): void {
     const keyed = run.keyed!;
-    if (keyed.cancelWait !== undefined || run.timeoutMs === Number.POSITIVE_INFINITY) return;
+    if (keyed.cancelWait !== undefined || run.deadlineMs === Number.POSITIVE_INFINITY) return;
     const clock = this.host.clock;
-    if (keyed.waitDeadlineMs === Number.POSITIVE_INFINITY)
-      keyed.waitDeadlineMs = clock.now() + run.timeoutMs;
     keyed.cancelWait = clock.setTimer(() => {
       keyed.cancelWait = undefined;
       this.host.expired(run, clock.now() - keyed.waitSinceMs);
-    }, keyed.waitDeadlineMs - clock.now());
+    }, run.deadlineMs - clock.now());
   }
 
   /**

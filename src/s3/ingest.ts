@@ -9,9 +9,9 @@
  */
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { ConfigError, messageOf } from '../errors.js';
-import type { BatchSender } from '../ingest/batch-runner.js';
 import { INGEST_EXTRA_KEYS } from '../ingest/ingest.js';
 import { COMMON_KEYS } from '../ingest/options.js';
+import type { BatchSender } from '../ingest/sender.js';
 import {
   batchPlan,
   encodeWith,

@@ -41,7 +41,7 @@ describe('examples/jsonl-to-http', () => {
     const shards = await startLocalShards(3);
     const out = sink();
     try {
-      const summary = await main({ file, origins: shards.origins, out, progressIntervalMs: 10 });
+      const summary = await main({ file, origins: shards.origins, out, progressMs: 10 });
       expect(summary.written).toBe(2_000);
       expect(summary.failed).toBe(0);
       const received = shards.received
@@ -106,7 +106,7 @@ describe('examples/jsonl-to-http', () => {
     const shards = await startLocalShards(2);
     const out = sink(true);
     try {
-      await main({ file, origins: shards.origins, out, progressIntervalMs: 1 });
+      await main({ file, origins: shards.origins, out, progressMs: 1 });
       expect(out.text()).toMatch(/\r\[#+\.*\] +\d+%/);
       expect(out.text()).toContain('\r[##############################] 100%');
     } finally {

@@ -135,6 +135,8 @@ describe('long durations on the virtual clock (the core does not shorten them)',
         shards: [{ id: 'only', target: 0 }],
         clock,
         random: seededRandom(2),
+        // No delivery deadline: the run may wait for push-back as long as the shard asks.
+        deliveryTimeoutMs: Number.POSITIVE_INFINITY,
       });
       let calls = 0;
       let settled: unknown;
@@ -226,7 +228,10 @@ describe('long durations on the system clock (no timer overflow)', () => {
   it.each(LONG)(
     'a retry waiting %s for the only shard’s push-back has not started after 50 ms',
     async (_name, ms) => {
-      const balancer = new Balancer({ shards: [{ id: 'only', target: 0 }] });
+      const balancer = new Balancer({
+        shards: [{ id: 'only', target: 0 }],
+        deliveryTimeoutMs: Number.POSITIVE_INFINITY,
+      });
       let calls = 0;
       let settled: unknown;
       const run = balancer

@@ -148,14 +148,14 @@ describe('no wait outlives the run’s timeoutMs (virtual time)', () => {
     return Array.from({ length: n }, (_, i) => ({ id: `s${i}`, target: i }));
   }
 
-  it('when every shard pushes back for longer than timeoutMs, the run settles at once instead of waiting', async () => {
+  it('when every shard pushes back past the delivery deadline, the run settles at once instead of waiting', async () => {
     const clock = new ManualClock();
     const balancer = new Balancer({
       shards: pushBackShards(3),
       picker: roundRobin(),
       clock,
       random: seededRandom(1),
-      timeoutMs: 5_000,
+      deliveryTimeoutMs: 5_000,
       retry: { attempts: 5 },
     });
     let calls = 0;
@@ -175,20 +175,20 @@ describe('no wait outlives the run’s timeoutMs (virtual time)', () => {
     await tick(clock, 0);
     for (let i = 0; i < 5 && settled === undefined; i++) await tick(clock, 50);
     expect(settled).toBeInstanceOf(RetriesExhaustedError);
-    expect(String((settled as Error).message)).toMatch(/timeoutMs/);
+    expect(String((settled as Error).message)).toMatch(/past its delivery deadline/);
     expect(calls).toBe(3);
     expect(clock.now()).toBeLessThan(5_000);
     await balancer.close();
   });
 
-  it('a strict keyed run whose home pushes back past its timeoutMs settles at once; one arriving later waits in line to its timeoutMs', async () => {
+  it('a strict keyed run whose home pushes back past its delivery deadline settles at once; one arriving later waits in line to its deadline', async () => {
     const clock = new ManualClock();
     const balancer = new Balancer({
       shards: pushBackShards(3),
       picker: consistentHash(),
       clock,
       random: seededRandom(2),
-      timeoutMs: 5_000,
+      deliveryTimeoutMs: 5_000,
     });
     const events: string[] = [];
     balancer.on('failure', (e) => events.push(`failure willRetry=${e.willRetry}`));
@@ -218,15 +218,16 @@ describe('no wait outlives the run’s timeoutMs (virtual time)', () => {
         { key: 'k', idempotent: true },
       ),
     );
-    // Its retry could only wait for the push-back, longer than timeoutMs: no retry is announced.
+    // Its retry could only wait for the push-back, past its deadline: no retry is announced.
     await tick(clock, 0);
     expect(first.value).toBeInstanceOf(ShardUnavailableError);
     expect((first.value as ShardUnavailableError).waitedMs).toBe(0);
+    expect((first.value as ShardUnavailableError).reason).toBe('pushback');
     expect((first.value as Error).message).toMatch(
-      /pushes back for 2592000000 ms, longer than the run's timeoutMs/,
+      /was pushing back for 0 ms, past its delivery deadline \(deliveryTimeoutMs 5000\)/,
     );
     expect(events).toEqual(['failure willRetry=false']);
-    // A run for the same key now waits in the home's line, at most its timeoutMs.
+    // A run for the same key now waits in the home's line, at most to its delivery deadline.
     const second = settledOf(balancer.run(async () => 'written', { key: 'k', idempotent: true }));
     await tick(clock, 4_999);
     expect(second.value).toBeUndefined();

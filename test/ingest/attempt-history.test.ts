@@ -2,10 +2,11 @@
  * "A record past its attempts … fails with a RetriesExhaustedError whose `attempts` list each send
  * (`shardId`, `error`, `elapsedMs` since its batch opened)" (docs/batching.md). A send the
  * balancer timed out (`timeoutMs`) is a send of every record in the batch, and is counted among
- * their attempts — so it must be listed too.
+ * their attempts — so it must be listed too. And since that send went out and got no answer, the
+ * record may be stored: it ends uncertain, not failed.
  */
 import { describe, expect, it } from 'vitest';
-import { RetriesExhaustedError, type ShardState } from '../../src/index.js';
+import { RetriesExhaustedError, type ShardState, UncertainWriteError } from '../../src/index.js';
 import { resolveAfter } from '../helpers.js';
 import { fleet, ManualClock, type Rec, records, run } from './helpers.js';
 
@@ -36,9 +37,14 @@ describe('a record whose batch send timed out, then was refused until its attemp
     );
     expect(sends).toBe(3);
     expect(summary.written).toBe(0);
-    expect(summary.failed).toBe(1);
+    expect(summary.failed).toBe(0);
+    expect(summary.uncertain).toBe(1); // the timed-out send may have stored it
     expect(summary.retries).toBe(2); // three sends of the record: two beyond the first
-    const error = summary.failures[0]!.error as RetriesExhaustedError;
+    expect(summary.resent).toBe(2); // both sends after the timed-out one may have duplicated it
+    const uncertain = summary.failures[0]!.error as UncertainWriteError;
+    expect(uncertain).toBeInstanceOf(UncertainWriteError);
+    expect(uncertain.uncertain).toBe(true);
+    const error = uncertain.cause as RetriesExhaustedError;
     expect(error).toBeInstanceOf(RetriesExhaustedError);
     // Three sends of the record (attempts: 3): the timeout, then two refusals.
     expect(error.attempts.map((a) => (a.error as Error).name)).toEqual([

@@ -5,90 +5,90 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Balancer } from '../../src/index.js';
-import { Batch } from '../../src/ingest/batch.js';
-import { BatchRunner } from '../../src/ingest/batch-runner.js';
+import { Accumulator } from '../../src/ingest/accumulator.js';
 import { ndjsonEncoder } from '../../src/ingest/encoders.js';
 import { Ledger } from '../../src/ingest/ledger.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
+import { Sender } from '../../src/ingest/sender.js';
+import { ManualClock } from '../../src/testing/index.js';
+import { flush } from '../helpers.js';
 
-interface Placed {
-  record: unknown;
-  encoded: Uint8Array | undefined;
-}
-
-/** A runner over one shard whose `send` refuses the records at `refuse`; `place` is recorded. */
+/** A sender over one shard whose `send` refuses the records at `refuse` of its first batch. */
 function setup(refuse: number[]) {
   const clock = new ManualClock();
   const balancer = new Balancer<string>({
     shards: [{ id: 'a', target: 'a' }],
     clock,
-    random: seededRandom(1),
+    // Full jitter of a 1 s backoff at one half: 500 ms.
+    random: () => 0.5,
   });
   const ledger = new Ledger<unknown>(balancer, {});
-  const placed: Placed[] = [];
-  const runner = new BatchRunner<string, unknown>({
-    runner: balancer,
-    ledger,
-    idempotent: true,
-    field: 'ingest',
-    retry: { attempts: 3, baseMs: 1_000, maxMs: 1_000, budget: false },
-    send: async () => ({
-      failed: refuse.map((index) => ({ index, error: new Error('busy'), retryable: true })),
-    }),
-    place: (record, _key, _size, _carried, encoded) => placed.push({ record, encoded }),
+  const acc = new Accumulator<unknown>({
+    maxRecords: 10_000,
+    maxRecordBytes: 10_000_000,
+    lingerMs: 50,
+    encoder: ndjsonEncoder(),
+    maxCapacity: 10_000_000,
+    keepRecords: false,
   });
-  return { clock, ledger, runner, placed };
+  let sends = 0;
+  const sender = new Sender<string, unknown>(balancer, ledger, acc, {
+    field: 'ingest',
+    idempotent: true,
+    runRetry: undefined,
+    recordRetry: { attempts: 3, baseMs: 1_000, maxMs: 1_000, budget: false },
+    deliveryTimeoutMs: 120_000,
+    ordered: false,
+    send: async () =>
+      sends++ === 0
+        ? { failed: refuse.map((index) => ({ index, error: new Error('busy'), retryable: true })) }
+        : undefined,
+  });
+  return { clock, ledger, acc, sender };
 }
 
-/** A batch of `n` records of ~100 bytes, not kept (only their bytes are). */
-function batchOf(ledger: Ledger<unknown>, n: number): Batch<unknown> {
-  const batch = new Batch<unknown>(false, undefined, undefined, [], ndjsonEncoder(), 64, 0);
+/** `n` records of ~100 bytes in the unkeyed home's batch, closed. */
+function fill(acc: Accumulator<unknown>, ledger: Ledger<unknown>, n: number): number {
+  const home = acc.home(undefined);
   for (let id = 0; id < n; id++) {
-    const record = { id, pad: 'x'.repeat(90) };
     ledger.take();
-    batch.push(record, batch.encode(record, undefined), undefined, undefined);
+    acc.place(home, { id, pad: 'x'.repeat(90) }, undefined, -1, undefined, undefined, 1e9, 0);
   }
-  return batch;
-}
-
-async function settleAndBackOff(
-  clock: ManualClock,
-  runner: BatchRunner<string, unknown>,
-  batch: Batch<unknown>,
-) {
-  runner.ship(batch);
-  for (let i = 0; i < 10; i++) await Promise.resolve();
-  await new Promise((r) => setImmediate(r));
-  clock.advance(1_000);
+  const bytes = home.open!.body().byteLength;
+  acc.flush(home);
+  return bytes;
 }
 
 describe('a refused record in backoff', () => {
   it('holds a copy of its own bytes, not a view of its batch body', async () => {
-    const { clock, ledger, runner, placed } = setup([7]);
-    const batch = batchOf(ledger, 1_000);
-    const bodyBytes = batch.body().byteLength;
-    expect(bodyBytes).toBeGreaterThan(100_000);
-    await settleAndBackOff(clock, runner, batch);
+    const { ledger, acc, sender } = setup([7]);
+    expect(fill(acc, ledger, 1_000)).toBeGreaterThan(100_000);
+    sender.pump();
+    await flush();
     expect(ledger.summary.written).toBe(999);
-    expect(placed).toHaveLength(1);
-    const encoded = placed[0]!.encoded!;
-    expect(JSON.parse(Buffer.from(encoded).toString('utf8'))).toEqual({
-      id: 7,
-      pad: 'x'.repeat(90),
-    });
-    // Its own bytes only: the batch's body is not reachable from it.
-    expect(encoded.buffer.byteLength).toBe(encoded.byteLength);
-    expect(encoded.buffer.byteLength).toBeLessThan(200);
+    const waiting = acc.home(undefined).ready;
+    expect(waiting).toHaveLength(1);
+    const retry = waiting[0]!;
+    expect(retry.count).toBe(1);
+    expect(JSON.parse(retry.body().toString('utf8'))).toEqual({ id: 7, pad: 'x'.repeat(90) });
+    // Its own bytes only: the first batch's body is not reachable from it.
+    expect(retry.out!.buf.byteLength).toBeLessThan(400);
+    sender.stop();
   });
 
-  it('a batch refused whole keeps views of its body (nothing else holds it; no copy made)', async () => {
-    const { clock, ledger, runner, placed } = setup([0, 1, 2]);
-    const batch = batchOf(ledger, 3);
-    await settleAndBackOff(clock, runner, batch);
-    expect(placed.map((p) => JSON.parse(Buffer.from(p.encoded!).toString('utf8')).id)).toEqual([
-      0, 1, 2,
-    ]);
-    const buffers = new Set(placed.map((p) => p.encoded!.buffer));
-    expect(buffers.size).toBe(1);
+  it('goes again after its backoff (full jitter), and is written then', async () => {
+    const { clock, ledger, acc, sender } = setup([0, 1, 2]);
+    fill(acc, ledger, 3);
+    sender.pump();
+    await flush();
+    expect(ledger.summary.written).toBe(0);
+    expect(acc.home(undefined).ready[0]!.count).toBe(3);
+    clock.advance(499);
+    await flush();
+    expect(ledger.summary.written).toBe(0);
+    clock.advance(1);
+    await flush();
+    expect(ledger.summary.written).toBe(3);
+    expect(ledger.summary.retries).toBe(3);
+    expect(ledger.held).toBe(0);
   });
 });

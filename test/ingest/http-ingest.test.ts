@@ -186,7 +186,7 @@ describe('http.ingest over real servers', () => {
     expect(summary.retries).toBeGreaterThan(0);
   });
 
-  it('a batch refused with a 4xx fails its records with the HttpError; the others are written', async () => {
+  it('a batch refused with a 400 is split down to the record at fault: it fails alone, every other is written', async () => {
     const received = await ingestServers(2, (_index, records) =>
       records.some((r) => r.id === 777) ? { status: 400, body: 'bad record 777' } : undefined,
     );
@@ -198,14 +198,17 @@ describe('http.ingest over real servers', () => {
       onFailed: (row) => failed.push(row.id),
     });
     await http.close();
-    expect(summary.failed).toBe(100); // the batch holding record 777, not retried
-    expect(summary.written).toBe(1_900);
-    expect(failed).toContain(777);
+    // The batch holding record 777 is split in halves, down to 777 alone: 7 splits of 100.
+    expect(summary.failed).toBe(1);
+    expect(summary.written).toBe(1_999);
+    expect(failed).toEqual([777]);
     for (const { error } of summary.failures) {
       expect(error).toBeInstanceOf(HttpError);
       expect((error as HttpError).statusCode).toBe(400);
     }
-    expectEachOnce(received, 1_900);
+    // 20 batches, and 2 requests a split (7 levels: ⌈log2 100⌉): never a retry of a 400.
+    expect(summary.batches).toBeLessThanOrEqual(20 + 2 * 7);
+    expectEachOnce(received, 1_999);
     const arrived = new Set(received.records.flat().map((r) => r.id));
     for (const id of failed) expect(arrived.has(id)).toBe(false);
   });
@@ -235,15 +238,16 @@ describe('http.ingest over real servers', () => {
       },
     });
     await http.close();
-    // Refused records were retried from their bytes, and written; the 400 batch failed.
+    // Refused records were retried from their bytes, and written; the 400 batch was split down
+    // to record 150, which failed alone.
     expect(refusedOnce.size).toBeGreaterThan(0);
-    expect(summary.written).toBe(400);
-    expect(summary.failed).toBe(100);
-    expectEachOnce(received, 400);
-    // Reported as decoded from the bytes sent: equal to the records, not the same objects.
+    expect(summary.written).toBe(499);
+    expect(summary.failed).toBe(1);
+    expectEachOnce(received, 499);
+    // Reported as decoded from the bytes sent: equal to the record, not the same object.
     const failed = summary.failures.map((f) => f.record);
-    expect(failed).toEqual(data.slice(100, 200));
-    expect(failed[0]).not.toBe(data[100]);
+    expect(failed).toEqual([data[150]]);
+    expect(failed[0]).not.toBe(data[150]);
     // failures() was handed the batch's records, decoded.
     expect(seenInFailures[0]![0]).toEqual(data[(seenInFailures[0]![0] as Row).id]);
   });

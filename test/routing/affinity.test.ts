@@ -112,29 +112,36 @@ describe('strict affinity (the default for keyed pickers)', () => {
     expect(balancer.stats()).toMatchObject({ retries: 1, displaced: { total: 0 } });
   });
 
-  it('while the home is ejected, a keyed run waits for it up to timeoutMs, then rejects with ShardUnavailableError naming it', async () => {
+  it('while the home is ejected, a keyed run waits for it (probing it early) up to its delivery deadline, then rejects with ShardUnavailableError naming it', async () => {
     const { clock, balancer } = make(consistentHash({ algorithm: 'maglev' }), {
       health: { consecutiveFailures: 1, baseEjectionMs: 10_000, maxEjectedPercent: 50 },
-      retry: false,
-      timeoutMs: 1_000,
+      retry: { attempts: 3, backoff: { baseMs: 0, maxMs: 0 }, budget: false },
+      deliveryTimeoutMs: 1_000,
     });
     const key = 'customer-1';
     const home = balancer.homeOf(key)!;
-    const failed = track(balancer.run(() => failAfter(clock, 1, new Error('down')), { key }));
+    const failed = track(
+      balancer.run(() => failAfter(clock, 1, new Error('down')), { key, retry: false }),
+    );
     await tick(clock, 1);
     expect((failed.error as Error).message).toBe('down');
     expect(balancer.stats().shards.find((s) => s.id === home)!.ejected).toBe(true);
-    const waiting = track(balancer.run(() => resolveAfter(clock, 1, 'never'), { key }));
+    // The home refuses every connection: each early probe (the waiting run itself) is refused,
+    // spending no attempt, and the run waits on.
+    const refused = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    const waiting = track(balancer.run(() => failAfter(clock, 1, refused), { key }));
     await tick(clock, 999);
     expect(waiting.settled).toBe(false);
-    expect(balancer.stats().queued).toBe(1);
+    const stats = balancer.stats();
+    expect(stats.queued + stats.retrying).toBe(1);
     await tick(clock, 1);
     expect(waiting.error).toBeInstanceOf(ShardUnavailableError);
     expect((waiting.error as ShardUnavailableError).shardId).toBe(home);
     expect((waiting.error as ShardUnavailableError).code).toBe('SHARDWISE_SHARD_UNAVAILABLE');
-    // It ran nowhere: the other shards took no attempt.
-    expect(balancer.stats().shards.reduce((n, s) => n + s.requests, 0)).toBe(1);
-    expect(balancer.stats().queued).toBe(0);
+    // It ran nowhere else: every attempt was on its home (the first run's, and the probes).
+    const requests = balancer.stats().shards.map((s) => [s.id, s.requests]);
+    expect(requests.filter(([id, n]) => id !== home && n !== 0)).toEqual([]);
+    expect(balancer.stats().queued + balancer.stats().retrying).toBe(0);
   });
 
   it('a run waiting for an ejected home starts when the home comes back (probe), before its deadline', async () => {

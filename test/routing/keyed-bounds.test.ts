@@ -258,7 +258,8 @@ describe('strict keyed runs and rules', () => {
     const { clock, balancer } = make(picker, {
       health: { consecutiveFailures: 1, maxEjectedPercent: 50 },
       retry: { attempts: 1 },
-      timeoutMs: 100,
+      // Its delivery deadline passes before the first early probe (250 ms) would let it try.
+      deliveryTimeoutMs: 100,
     });
     const home = balancer.homeOf('k')!;
     track(balancer.run(() => failAfter(clock, 1, new Error('x')), { key: 'k' }));

@@ -74,6 +74,8 @@ describe('routing rules are never broken', () => {
           picker: pickers[s.picker]!(),
           maxInFlightPerShard: 4,
           timeoutMs: 30,
+          // Keyed runs wait for an ejected home at most this long (all must settle in the loop).
+          deliveryTimeoutMs: 200,
           retry: { attempts: 4, backoff: { baseMs: 1, maxMs: 10 } },
           health: {
             consecutiveFailures: 3,
