@@ -8,7 +8,7 @@
  * {@link closeLingered}), or on a flush, and joins its home's `ready` line. It holds no timer and
  * calls nobody: the sink places records, the sender takes batches.
  */
-import type { Key } from '../types.js';
+import type { Clock, Key } from '../types.js';
 import { Batch, type Carried } from './batch.js';
 import type { RecordEncoder } from './encoders.js';
 import { Home } from './home.js';
@@ -24,6 +24,8 @@ export interface AccumulatorLimits {
   maxCapacity: number;
   /** Batches keep the records themselves (else their bytes only: `keepRecords: false`). */
   keepRecords: boolean;
+  /** How long a record may wait in all: a batch's deadline is its opening plus this, at most. */
+  deliveryTimeoutMs: number;
 }
 
 /** What a placement did: nothing more, opened a batch (arm its linger), closed one (send it). */
@@ -50,7 +52,11 @@ export class Accumulator<Rec> {
   /** The membership now: a batch remembers the one it opened under, to re-check its homes. */
   members: readonly unknown[] = [];
 
-  constructor(limits: AccumulatorLimits) {
+  constructor(
+    limits: AccumulatorLimits,
+    /** Read when a batch opens (its linger, its deadline): once a batch, not once a record. */
+    private readonly clock: Clock,
+  ) {
     this.#limits = limits;
   }
 
@@ -72,8 +78,10 @@ export class Accumulator<Rec> {
   }
 
   /**
-   * Adds one record to `home`'s open batch (opened at `nowMs` if there is none) and says what that
-   * did. With an encoder the record is encoded into the body now (or `encoded`, its bytes from an
+   * Adds one record to `home`'s open batch (opened now if there is none) and says what that did.
+   * `deadlineMs`: the record's own delivery deadline when it is earlier than a batch opened now
+   * would give it (a record carried from an earlier batch, or one that waited for room);
+   * `Infinity` for a record just taken. With an encoder the record is encoded into the body now (or `encoded`, its bytes from an
    * earlier batch, copied), and `size` < 0 means "its encoded length" ({@link lastSize} tells
    * it). A record that would take the batch past its byte bound closes it first and opens the
    * next; a record larger than the bound travels alone. A record that cannot be encoded throws,
@@ -87,13 +95,12 @@ export class Accumulator<Rec> {
     carried: Carried | undefined,
     encoded: Uint8Array | undefined,
     deadlineMs: number,
-    nowMs: number,
   ): Placement {
     const limits = this.#limits;
     let placement: Placement = PLACED;
     let batch = home.open;
     if (batch === undefined) {
-      batch = this.#create(home, key, nowMs);
+      batch = this.#create(home, key);
       placement = OPENED;
     }
     if (limits.encoder !== undefined) {
@@ -102,13 +109,13 @@ export class Accumulator<Rec> {
       if (batch.count > 0 && batch.bytes + size > limits.maxRecordBytes) {
         const bytes = batch.unwrite();
         this.#close(home);
-        batch = this.#create(home, key, nowMs);
+        batch = this.#create(home, key);
         batch.encode(record, bytes);
         placement = CLOSED;
       }
     } else if (batch.count > 0 && batch.bytes + size > limits.maxRecordBytes) {
       this.#close(home);
-      batch = this.#create(home, key, nowMs);
+      batch = this.#create(home, key);
       placement = CLOSED;
     }
     batch.push(record, size, key, carried, deadlineMs);
@@ -150,8 +157,9 @@ export class Accumulator<Rec> {
     for (const home of this.all()) if (home.open !== undefined) this.#close(home);
   }
 
-  #create(home: Home<Rec>, key: Key | undefined, nowMs: number): Batch<Rec> {
+  #create(home: Home<Rec>, key: Key | undefined): Batch<Rec> {
     const limits = this.#limits;
+    const nowMs = this.clock.now();
     const batch = new Batch<Rec>(
       limits.keepRecords,
       home.id,
@@ -163,6 +171,7 @@ export class Accumulator<Rec> {
         : Math.min(limits.maxCapacity, this.#expected.get(home) ?? FIRST_CAPACITY),
       nowMs,
     );
+    batch.deadlineMs = nowMs + limits.deliveryTimeoutMs;
     home.open = batch;
     home.lingerEndsMs = nowMs + limits.lingerMs;
     return batch;

@@ -44,6 +44,8 @@ interface Pending<Rec> {
   key: Key | undefined;
   home: Home<Rec>;
   size: number;
+  /** Its delivery deadline, from when it was taken (it may wait a while for room). */
+  deadlineMs: number;
 }
 
 export class BatchSink<T, Rec> implements Sink<Rec> {
@@ -73,16 +75,20 @@ export class BatchSink<T, Rec> implements Sink<Rec> {
     }
     this.#size = batch.size ?? (ndjsonSize() as (record: Rec) => number);
     this.#deliveryTimeoutMs = options.deliveryTimeoutMs ?? this.#view.deliveryTimeoutMs;
-    this.#acc = new Accumulator<Rec>({
-      maxRecords: batch.maxRecords,
-      maxRecordBytes:
-        batch.maxBytes -
-        (encoder === undefined ? 0 : framingBytes(encoder as RecordEncoder<unknown>)),
-      lingerMs: batch.lingerMs,
-      encoder,
-      maxCapacity: Math.min(batch.maxBytes + 64, 64 * 1024 * 1024),
-      keepRecords: batch.keepRecords,
-    });
+    this.#acc = new Accumulator<Rec>(
+      {
+        maxRecords: batch.maxRecords,
+        maxRecordBytes:
+          batch.maxBytes -
+          (encoder === undefined ? 0 : framingBytes(encoder as RecordEncoder<unknown>)),
+        lingerMs: batch.lingerMs,
+        encoder,
+        maxCapacity: Math.min(batch.maxBytes + 64, 64 * 1024 * 1024),
+        keepRecords: batch.keepRecords,
+        deliveryTimeoutMs: this.#deliveryTimeoutMs,
+      },
+      runner.clock,
+    );
     this.#sender = new Sender<T, Rec>(runner, ledger, this.#acc, {
       field,
       send: options.send,
@@ -118,13 +124,14 @@ export class BatchSink<T, Rec> implements Sink<Rec> {
       return;
     }
     if (!this.#roomFor(home)) {
-      this.#pending = { record, key, home, size };
+      const deadlineMs = this.#runner.clock.now() + this.#deliveryTimeoutMs;
+      this.#pending = { record, key, home, size, deadlineMs };
       // Its home waits on what it holds: send it now, full or not — as Kafka's accumulator
       // treats batches as ready while a producer waits for buffer memory.
       if (this.#acc.flush(home)) this.#sender.pump();
       return;
     }
-    this.#place(record, key, home, size);
+    this.#place(record, key, home, size, Number.POSITIVE_INFINITY);
   }
 
   wait(): Promise<void> | undefined {
@@ -145,23 +152,22 @@ export class BatchSink<T, Rec> implements Sink<Rec> {
     this.#sender.pump();
   }
 
-  /** Places a record in its home's batch; a record that cannot be encoded fails on its own. */
-  #place(record: Rec, key: Key | undefined, home: Home<Rec>, size: number): void {
+  /**
+   * Places a record in its home's batch (`deadlineMs`: its own delivery deadline, Infinity for one
+   * just taken); a record that cannot be encoded fails on its own.
+   */
+  #place(
+    record: Rec,
+    key: Key | undefined,
+    home: Home<Rec>,
+    size: number,
+    deadlineMs: number,
+  ): void {
     const acc = this.#acc;
-    const now = this.#runner.clock.now();
     acc.members = this.#runner.shards;
     let placed: number;
     try {
-      placed = acc.place(
-        home,
-        record,
-        key,
-        size,
-        undefined,
-        undefined,
-        now + this.#deliveryTimeoutMs,
-        now,
-      );
+      placed = acc.place(home, record, key, size, undefined, undefined, deadlineMs);
     } catch (error) {
       this.#ledger.fail(record, error);
       return;
@@ -212,7 +218,7 @@ export class BatchSink<T, Rec> implements Sink<Rec> {
         this.#ledger.fail(pending.record, home.down);
       } else if (this.#roomFor(home)) {
         this.#pending = undefined;
-        this.#place(pending.record, pending.key, home, pending.size);
+        this.#place(pending.record, pending.key, home, pending.size, pending.deadlineMs);
       }
     }
     // The source goes on once nothing waits for room: no record in hand, the whole below bounds.

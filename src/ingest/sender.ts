@@ -372,7 +372,6 @@ export class Sender<T, Rec> {
     const leaving = new Set(moving);
     batch.retain((i) => !leaving.has(i));
     const log = batch.log ?? [];
-    const now = runner.clock.now();
     moving.forEach((i, j) => {
       const before = carried?.[i];
       const sends: Carried | undefined =
@@ -386,7 +385,7 @@ export class Sender<T, Rec> {
       const key = keys[i];
       const to = this.#acc.home(key === undefined ? undefined : (runner.homeOf(key) ?? ''));
       home.release(1, sizes[i]!);
-      this.#acc.place(to, records[i]!, key, sizes[i]!, sends, encoded[j], batch.deadlineMs, now);
+      this.#acc.place(to, records[i]!, key, sizes[i]!, sends, encoded[j], batch.deadlineMs);
     });
   }
 

@@ -22,14 +22,18 @@ function setup(refuse: number[]) {
     random: () => 0.5,
   });
   const ledger = new Ledger<unknown>(balancer, {});
-  const acc = new Accumulator<unknown>({
-    maxRecords: 10_000,
-    maxRecordBytes: 10_000_000,
-    lingerMs: 50,
-    encoder: ndjsonEncoder(),
-    maxCapacity: 10_000_000,
-    keepRecords: false,
-  });
+  const acc = new Accumulator<unknown>(
+    {
+      maxRecords: 10_000,
+      maxRecordBytes: 10_000_000,
+      lingerMs: 50,
+      encoder: ndjsonEncoder(),
+      maxCapacity: 10_000_000,
+      keepRecords: false,
+      deliveryTimeoutMs: 120_000,
+    },
+    clock,
+  );
   let sends = 0;
   const sender = new Sender<string, unknown>(balancer, ledger, acc, {
     field: 'ingest',
@@ -51,7 +55,15 @@ function fill(acc: Accumulator<unknown>, ledger: Ledger<unknown>, n: number): nu
   const home = acc.home(undefined);
   for (let id = 0; id < n; id++) {
     ledger.take();
-    acc.place(home, { id, pad: 'x'.repeat(90) }, undefined, -1, undefined, undefined, 1e9, 0);
+    acc.place(
+      home,
+      { id, pad: 'x'.repeat(90) },
+      undefined,
+      -1,
+      undefined,
+      undefined,
+      Number.POSITIVE_INFINITY,
+    );
   }
   const bytes = home.open!.body().byteLength;
   acc.flush(home);

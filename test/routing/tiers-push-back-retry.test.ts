@@ -31,11 +31,11 @@ async function scenario(tiers: boolean) {
         shard.id === 'local'
           ? failAfter(clock, 1, new PushBackError(5_000))
           : resolveAfter(clock, 1, shard.id),
-      { require: { site: 'onprem' }, idempotent: true, timeoutMs: 100 },
+      { require: { site: 'onprem' }, idempotent: true, deliveryTimeoutMs: 100 },
     ),
   );
   await tick(clock, 5);
-  expect(x.settled).toBe(true); // refused: its only shard pushes back past its timeoutMs
+  expect(x.settled).toBe(true); // refused: its only shard pushes back past its delivery deadline
   // a run that goes to 'cloud' (local spares itself), fails there with a 500-like error
   const seen: string[] = [];
   const r = track(
