@@ -4,8 +4,9 @@
  */
 export { IngestError, type IngestStop, WriteFailedError } from './errors.js';
 export { ingest } from './ingest.js';
-export { BATCH_DEFAULTS } from './options.js';
+export { BATCH_DEFAULTS, checkKeyedPicker } from './options.js';
 export type {
+  BatchIngestOptions,
   BatchOptions,
   BatchRecordOptions,
   BatchResult,
@@ -20,9 +21,11 @@ export type {
   RecordFailure,
   RecordOptions,
   RecordRetryOptions,
+  RecordSource,
   RecordWriteStream,
   RunnerLike,
   SendFn,
+  SingleIngestOptions,
   SingleRecordOptions,
 } from './types.js';
 export { createWriteStream } from './write-stream.js';
