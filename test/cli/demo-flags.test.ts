@@ -3,7 +3,7 @@
  * its flags and on the truth of what it prints.
  */
 import { describe, expect, it } from 'vitest';
-import { cli, stackFrames } from './run-cli.js';
+import { cli, stackFrames, unwrap } from './run-cli.js';
 
 describe('shardwise demo: flags', () => {
   // README: "bad flags exit with code 2, and so do counts past what a run can hold or serve
@@ -77,7 +77,7 @@ describe('shardwise demo: what it prints is true', () => {
       45_000,
     );
     expect(ran.code).toBe(0);
-    const last = ran.out
+    const last = unwrap(ran.out)
       .split('\n')
       .filter((line) => /^consistent-hash:jump batched: [\d,]+\/100 written/.test(line))
       .at(-1);
