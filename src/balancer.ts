@@ -8,11 +8,15 @@ import { RetryBudget } from './health/budget.js';
 import { OutlierDetector } from './health/outlier.js';
 import { defaultRetryable } from './health/retry.js';
 import {
+  type BatchIngestOptions,
+  type BatchRecordOptions,
+  checkKeyedPicker,
   createWriteStream,
   type IngestOptions,
   type IngestSummary,
   ingest,
   type RecordOptions,
+  type RecordSource,
 } from './ingest/index.js';
 import { INGEST_VIEW, type IngestView, ON_CLOSE } from './ingest/types.js';
 import { checkLoadReport, type LoadReportFigures } from './load/load-report.js';
@@ -228,36 +232,41 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
   }
 
   /**
-   * An object-mode `Writable` whose backpressure is the balancer's (a `RecordWriteStream`). Every
-   * record that fails after retries is reported (a `'failed'` event with the record and its
-   * error); the first failure makes the stream refuse new records and, once what it took has
-   * settled, error with a `WriteFailedError`; `stream.summary` counts what was written and
-   * failed, and `stream.settled` resolves with it when final. With `batch`, `send` delivers
-   * batches (`(shard, records, ctx)`, see `BatchOptions`).
+   * An object-mode `Writable` whose backpressure is the balancer's (a `RecordWriteStream`): each
+   * record that fails is reported (`'failed'`); the first failure makes it refuse new records,
+   * then error with a `WriteFailedError`. With `batch`, `send` delivers batches.
    *
    * @example
    * await pipeline(Readable.from(records), balancer.createWriteStream({ send: (shard, record, { signal }) => post(shard.target, record, signal) }));
    */
+  createWriteStream<Rec>(options: BatchRecordOptions<T, Rec>): Writable;
+  createWriteStream<Rec>(options: RecordOptions<T, Rec>): Writable;
   createWriteStream<Rec>(options: RecordOptions<T, Rec>): Writable {
+    checkKeyedPicker('createWriteStream', this.picker, options);
     return createWriteStream(this, options);
   }
 
   /**
-   * Sends every record of an (async) iterable, holding at most `maxQueued` waiting records in
-   * memory. Every record taken from the source is either written or reported failed, exactly
-   * once: the summary lists failures (and `onFailed` hears of each), and a rejection — an
-   * `IngestError` for a source error, an abort, a close — carries it, once every record taken
-   * has settled. With `batch: { maxRecords, maxBytes, lingerMs, … }`, records go in batches, one
-   * run each (keyed ones per home shard), and `send(shard, records, ctx)` may report the records
-   * a shard refused: only those are retried (see `BatchOptions`).
+   * Sends every record of an (async) iterable: each is written or reported failed, exactly once,
+   * in the summary (or the `IngestError` when the source throws, the signal aborts or the
+   * balancer closes). With `batch`, `send(shard, records, ctx)` sends a batch per run.
    *
    * @example
    * const summary = await balancer.ingest(readJsonl('data.jsonl'), { send: (shard, record) => post(shard.target, record), key: (r) => r.id });
    */
   ingest<Rec>(
-    source: Iterable<Rec> | AsyncIterable<Rec>,
+    source: RecordSource<Rec>,
+    options: BatchIngestOptions<T, Rec>,
+  ): Promise<IngestSummary<Rec>>;
+  ingest<Rec>(
+    source: RecordSource<Rec>,
+    options: IngestOptions<T, Rec>,
+  ): Promise<IngestSummary<Rec>>;
+  async ingest<Rec>(
+    source: RecordSource<Rec>,
     options: IngestOptions<T, Rec>,
   ): Promise<IngestSummary<Rec>> {
+    checkKeyedPicker('ingest', this.picker, options);
     return ingest(this, source, options);
   }
 
@@ -423,7 +432,7 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
    * balancer.reportLoad(shard.id, { cpuUtilization: reply.cpu, rpsFractional: reply.rps, eps: reply.eps });
    */
   reportLoad(shard: string | ShardState<T>, load: number | LoadReportFigures): void {
-    const member = this.#member(shard);
+    const member = this.#membership.member(shard);
     if (typeof load === 'object' && load !== null) {
       member.loadReports.record(checkLoadReport('report', load));
       return;
@@ -432,27 +441,6 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
       throw new ConfigError('load', 'must be a finite number ≥ 0, or an ORCA report', load);
     }
     member.reportLoad(load);
-  }
-
-  /** The shard `shard` names (an id, or the state a `send` was given): a member, or one draining. */
-  #member(shard: string | ShardState<T>): Shard<T> {
-    const shards = this.#membership.shards;
-    if (typeof shard === 'string') {
-      const found = shards.find((s) => s.id === shard);
-      if (found !== undefined) return found;
-    } else if (typeof shard === 'object' && shard !== null && shards[shard.index] === shard) {
-      return shard as Shard<T>;
-    }
-    const draining =
-      typeof shard === 'string' || (typeof shard === 'object' && shard !== null)
-        ? this.#membership.draining(shard)
-        : undefined;
-    if (draining !== undefined) return draining;
-    throw new ConfigError(
-      'shard',
-      'must be a member shard or its id',
-      typeof shard === 'object' ? shard?.id : shard,
-    );
   }
 
   // ——— figures ———

@@ -47,15 +47,56 @@ export function hasCode(value: unknown, code: ShardwiseErrorCode): boolean {
   return typeof value === 'object' && value !== null && (value as any)[BRAND] === code;
 }
 
-/** True for any error thrown by shardwise (optionally of one `code`), from any copy of the package. */
-export function isShardwiseError(
-  value: unknown,
-  code?: ShardwiseErrorCode,
-): value is ShardwiseErrorLike {
+/**
+ * The class of the core's errors, by code: what `isShardwiseError(error, code)` narrows to. The
+ * layers above (ingestion, transports) extend it with their own codes' classes.
+ */
+export interface CoreErrorClasses {
+  SHARDWISE_CONFIG: ConfigError;
+  SHARDWISE_NO_SHARD: NoShardAvailableError;
+  SHARDWISE_QUEUE_FULL: QueueFullError;
+  SHARDWISE_TIMEOUT: TimeoutError;
+  SHARDWISE_RETRIES_EXHAUSTED: RetriesExhaustedError;
+  SHARDWISE_CLOSED: BalancerClosedError;
+  SHARDWISE_MISSING_KEY: MissingKeyError;
+  SHARDWISE_PICKER: PickerError;
+  SHARDWISE_PUSH_BACK: PushBackError;
+  SHARDWISE_SHARD_REMOVED: ShardRemovedError;
+  SHARDWISE_SHARD_UNAVAILABLE: ShardUnavailableError;
+  SHARDWISE_UNCERTAIN: UncertainWriteError;
+  SHARDWISE_RECORD_TOO_LARGE: RecordTooLargeError;
+}
+
+/** The class `Classes` gives `code`'s errors, or the shape every shardwise error has. */
+export type ErrorOfCode<Classes, C extends ShardwiseErrorCode> = C extends keyof Classes
+  ? Classes[C]
+  : ShardwiseErrorLike & { readonly code: C };
+
+/**
+ * The type of `isShardwiseError`: given a code, it narrows to that code's class in `Classes` (as
+ * `instanceof` that class would: both check the same brand).
+ *
+ * @example
+ * if (isShardwiseError(error, 'SHARDWISE_INGEST_STOPPED')) console.log(error.summary.written);
+ */
+export interface ShardwiseErrorGuard<Classes> {
+  <C extends ShardwiseErrorCode>(value: unknown, code: C): value is ErrorOfCode<Classes, C>;
+  (value: unknown, code?: ShardwiseErrorCode): value is ShardwiseErrorLike;
+}
+
+/** The check behind every entry point's `isShardwiseError`, which each types with its classes. */
+export function isBranded(value: unknown, code?: ShardwiseErrorCode): boolean {
   if (typeof value !== 'object' || value === null) return false;
   const own = (value as any)[BRAND];
   return typeof own === 'string' && (code === undefined || own === code);
 }
+
+/**
+ * True for any error thrown by shardwise (optionally of one `code`), from any copy of the
+ * package. The brand of a code is set only by the constructor of that code's class, so the cast
+ * says what the check proves.
+ */
+export const isShardwiseError = isBranded as ShardwiseErrorGuard<CoreErrorClasses>;
 
 /**
  * Describes a value for an error message: `-1 (number)`, `"x" (string)`, `undefined`. Strings
@@ -231,7 +272,7 @@ export class MissingKeyError extends TypeError {
   declare readonly code: 'SHARDWISE_MISSING_KEY';
   constructor(pickerName: string) {
     super(
-      `picker "${pickerName}" routes by key, and the run has none: pass run(fn, { key }), or build the picker with a \`fallback\` picker`,
+      `picker "${pickerName}" routes by key, and the run has none: pass run(fn, { key }) — for ingest() and createWriteStream(), a \`key\` option that gives every record its key — or build the picker with a \`fallback\` picker`,
     );
     brand(this, 'SHARDWISE_MISSING_KEY', 'MissingKeyError');
   }

@@ -14,11 +14,13 @@ export {
   type ShardStats,
   type WrapOptions,
 } from './balancer.js';
+export { isShardwiseError, type ShardwiseErrorClasses } from './error-guard.js';
 export {
   type AttemptRecord,
   BalancerClosedError,
   ConfigError,
-  isShardwiseError,
+  type CoreErrorClasses,
+  type ErrorOfCode,
   MissingKeyError,
   NoShardAvailableError,
   PickerError,
@@ -29,6 +31,7 @@ export {
   ShardRemovedError,
   ShardUnavailableError,
   type ShardwiseErrorCode,
+  type ShardwiseErrorGuard,
   type ShardwiseErrorLike,
   TimeoutError,
   type UnavailableReason,
@@ -65,6 +68,11 @@ export {
   type SingleRecordOptions,
   WriteFailedError,
 } from './ingest/index.js';
+export type {
+  BatchIngestOptions,
+  RecordSource,
+  SingleIngestOptions,
+} from './ingest/types.js';
 export * from './limits/index.js';
 export { PeakEwma } from './load/ewma.js';
 export type { MembershipHooks } from './membership.js';

@@ -162,12 +162,25 @@ export class Membership<T, S = ShardSpec<T>> {
   }
 
   /**
-   * A shard removed with drain whose calls still run, by itself or by its id: a call that ends
-   * there may still report its load (it is dropped with the shard).
+   * The shard `shard` names (an id, or the state a `send` was given): a member, or one removed
+   * with drain whose calls still run — a call that ends there may still report its load (it is
+   * dropped with the shard). A `ConfigError` for any other.
    */
-  draining(shard: string | object): Shard<T> | undefined {
-    for (const s of this.#removals.keys()) if (s === shard || s.id === shard) return s;
-    return undefined;
+  member(shard: string | ShardState<T>): Shard<T> {
+    if (typeof shard === 'string') {
+      const found = this.shards.find((s) => s.id === shard);
+      if (found !== undefined) return found;
+    } else if (typeof shard === 'object' && shard !== null && this.shards[shard.index] === shard) {
+      return shard as Shard<T>;
+    }
+    if (typeof shard === 'string' || (typeof shard === 'object' && shard !== null)) {
+      for (const s of this.#removals.keys()) if (s === shard || s.id === shard) return s;
+    }
+    throw new ConfigError(
+      'shard',
+      'must be a member shard or its id',
+      typeof shard === 'object' ? shard?.id : shard,
+    );
   }
 
   /** Makes `shards` the membership: the picker rebuilds first (it may refuse), then indexes. */

@@ -140,6 +140,11 @@ export interface Picker {
    * `MissingKeyError` from `pick` for a run without a key (unless it has a `fallback`).
    */
   readonly keyed?: boolean;
+  /**
+   * Keyed pickers: the picker for runs without a key. Without one, such runs reject with
+   * `MissingKeyError`, and an ingestion without a `key` option is refused before it starts.
+   */
+  readonly fallback?: Picker | undefined;
   /** Peak-EWMA estimator settings this picker wants the balancer to measure with. */
   readonly ewma?: EwmaOptions;
   /** Keys sent past their first choice (bounded loads); reported as `stats().spills`. */

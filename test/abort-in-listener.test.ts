@@ -5,7 +5,7 @@
  * write "stop the job on the first failure / timeout": one controller for the job, aborted (or
  * the balancer closed, or the failing shard removed) from a listener.
  *
- * Promises attacked (README, `run`): "settles exactly once"; stats: `completed`, `failed`,
+ * Promises attacked (docs/reference.md, `run`): "settles exactly once"; stats: `completed`, `failed`,
  * `refused` "add up to every call that settled"; `drain()` "resolves when every admitted run has
  * settled"; `inFlight` back to 0.
  */

@@ -70,7 +70,7 @@ describe('admission: a run that would start at once never meets QueueFullError',
     expect(balancer.stats().queued).toBe(10);
     const free = track(balancer.run(async (shard) => shard.id));
     await flush();
-    // README `maxQueued`: "at most 10 × maxQueued runs queue: past that run() rejects with
+    // docs/reference.md `maxQueued`: "at most 10 × maxQueued runs queue: past that run() rejects with
     // QueueFullError" — this run does not queue; shard 'b' is idle.
     expect((free.error as Error | undefined)?.message).toBeUndefined();
     expect(free.value).toBe('b');

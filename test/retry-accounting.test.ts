@@ -14,7 +14,7 @@ function make(options: Partial<BalancerOptions<string>> = {}, ids = ['a', 'b', '
 }
 
 describe('backoff bounds', () => {
-  // README `retry`: "The wait before retry n is uniform in [0, min(maxMs, baseMs × 2^(n−1)))";
+  // docs/reference.md `retry`: "The wait before retry n is uniform in [0, min(maxMs, baseMs × 2^(n−1)))";
   // "a `maxMs` given below the default `baseMs` lowers it (`backoff: { maxMs: 10 }` is valid)".
   it('backoff: { maxMs: 0 } (no backoff) never yields a NaN delay, whatever the attempt', () => {
     const retry = resolveRetryOptions({ attempts: 5_000, backoff: { maxMs: 0 }, budget: false });
@@ -77,7 +77,7 @@ describe('backoff bounds', () => {
 });
 
 describe('causes with a cycle', () => {
-  // README `run`: "settles exactly once"; docs/retries-and-health.md: provesNotSent looks
+  // docs/reference.md `run`: "settles exactly once"; docs/retries-and-health.md: provesNotSent looks
   // "also through its `cause`".
   it('a non-idempotent run whose error has a cyclic cause chain still settles', async () => {
     const { clock, balancer } = make({ health: false, retry: { budget: false } });

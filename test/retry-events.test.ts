@@ -1,5 +1,5 @@
 /**
- * Attacks on the truth of the `failure` / `retry` events (README "### Events") and on the
+ * Attacks on the truth of the `failure` / `retry` events (docs/reference.md "### Events") and on the
  * owed retry of `removeShard({ drain: false })`.
  */
 import { describe, expect, it } from 'vitest';
@@ -45,7 +45,7 @@ describe('retry.delayMs of a strict keyed run whose home pushes back', () => {
     expect(run.value).toBe('ok');
     expect(retries).toHaveLength(1);
     expect(picks).toHaveLength(2);
-    // README: `retry` — "a failed run tries again after `delayMs`".
+    // docs/reference.md: `retry` — "a failed run tries again after `delayMs`".
     expect(picks[1]! - retries[0]!.at).toBeCloseTo(retries[0]!.e.delayMs, 6);
   });
 

@@ -1,5 +1,5 @@
 /**
- * A `route` listener that changes the membership while the queue pump routes runs (README:
+ * A `route` listener that changes the membership while the queue pump routes runs (docs/reference.md:
  * "A listener may also act on the balancer"): the pump read the next run before routing this
  * one, a nested pump parked that run in its home's line, and the outer pump parked it again —
  * its links looped and the balancer spun for ever. Run in a child process, so a hang cannot

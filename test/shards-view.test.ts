@@ -1,5 +1,5 @@
 /**
- * README, The Balancer › `shards`: "The live membership as read-only `ShardState`s", in a copy of
+ * docs/reference.md, The Balancer › `shards`: "The live membership as read-only `ShardState`s", in a copy of
  * the membership's list. It was the membership's own array: a JavaScript caller that popped it
  * took a shard out of the membership behind the balancer's back (no removal, no drain, no event).
  */

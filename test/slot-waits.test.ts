@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { consistentHash } from '../src/index.js';
 import { flush, makeBalancer, tick, track } from './helpers.js';
 
-// README `timeoutMs`: "It also bounds the waits for a shard that cannot be used … A wait for a free
+// docs/reference.md `timeoutMs`: "It also bounds the waits for a shard that cannot be used … A wait for a free
 // slot (in the queue, or in a capped home's line) is backpressure, not a fault, and has no
 // deadline: the caller's `signal` bounds the whole run" (it said "every wait of the run").
 describe('timeoutMs does not bound a wait for a free slot; the caller signal does', () => {

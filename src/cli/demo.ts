@@ -9,25 +9,29 @@ import { recordPass } from './demo-pass.js';
 import { type Row, rowsTable, winnerLine } from './demo-report.js';
 import { DemoShards } from './demo-shards.js';
 import { pickerFactory, pickerList } from './pickers.js';
+import { wrap } from './wrap.js';
 
-export const DEMO_HELP = `Usage: shardwise demo [--records N] [--shards N] [--picker NAME[,NAME…]] [--concurrency N]
-                     [--batch-records N] [--batch-size N]
+export const DEMO_HELP = `Usage: shardwise demo [--records N] [--shards N] [--picker NAME[,NAME…]]
+                      [--concurrency N] [--batch-records N] [--batch-size N]
 
-Starts N local HTTP ingest shards on 127.0.0.1 in a child process and pushes a generated
-dataset through shardwise's HTTP balancer with each picker in turn, one record per request.
-Midway one shard turns slow (+20 ms a request); for a while another answers 503. Progress: in a
-terminal one line redrawn in place; in a log, a full line every 3 s. Ends with a table
-(throughput, p50/p99 latency, the share of records the slow shard got while it was slow,
-retries, failures, records lost: always 0) and the picker that won at p99. Then the batched
-pass: ten times the records, sent in batches (http.ingest, NDJSON) with the last picker, under
-the same misbehaviour, beside the one-record-per-run rate.
+Starts N local HTTP ingest shards on 127.0.0.1 in a child process and pushes a
+generated dataset through shardwise's HTTP balancer with each picker in turn,
+one record per request. Midway one shard turns slow (+20 ms a request); for a
+while another answers 503. Progress: in a terminal, one line redrawn in place;
+in a log, a full entry every 3 s. Ends with a table (throughput, p50/p99
+latency, the share of records the slow shard got while it was slow, retries,
+ejections, failures, records lost: always 0) and the picker that won at p99.
+Then the batched pass: ten times the records, sent in batches (http.ingest,
+NDJSON) with the last picker, under the same misbehaviour, beside the
+one-record-per-run rate. Every line fits 80 columns.
 
   --records N         records per picker (default 100000, at most 10000000)
   --shards N          shards (default 8, from 3 to 100)
-  --picker LIST       pickers, comma separated (default round-robin,p2c,peak-ewma)
+  --picker LIST       pickers, comma separated
+                      (default round-robin,p2c,peak-ewma)
   --concurrency N     requests in flight at most (default 64, at most 10000)
-  --batch-records N   records of the batched pass (default 10 × --records, at most 10000000;
-                      0 skips it)
+  --batch-records N   records of the batched pass (default 10 × --records,
+                      up to 10000000; 0 skips it)
   --batch-size N      records per batch (default 500, at most 100000)
   --help              this text
 
@@ -67,8 +71,12 @@ export async function demo(
   const failIndex = 5 % shardCount === slowIndex ? (slowIndex + 1) % shardCount : 5 % shardCount;
 
   out.write(
-    `shardwise demo: ${records.toLocaleString('en')} records × ${names.length} picker(s), ${shardCount} shards on 127.0.0.1\n` +
-      `  shard-${slowIndex} turns slow (+20 ms a request) at 50 %, shard-${failIndex} answers 503 from 20 % to 40 %\n\n`,
+    `${wrap(
+      `shardwise demo: ${records.toLocaleString('en')} records × ${names.length} picker(s), ${shardCount} shards on 127.0.0.1\n` +
+        `  shard-${slowIndex} turns slow (+20 ms) at 50 %, shard-${failIndex} answers 503 from 20 % to 40 %`,
+      '    ',
+      'clause',
+    )}\n\n`,
   );
   const { shards, ports } = await DemoShards.start(shardCount);
   const setting = { ports, shards, records, concurrency, slowIndex, failIndex, tty, out };
@@ -92,14 +100,15 @@ export async function demo(
     await shards.stop();
   }
   out.write(`\n${rowsTable(rows)}\n`);
-  if (batched !== undefined) out.write(`${batched}\n`);
+  if (batched !== undefined) out.write(`${wrap(batched, '  ', 'clause')}\n`);
   const lost = rows.reduce((sum, r) => sum + r.lost, 0) + batchLost;
   out.write(`lost: ${lost}\n`);
-  out.write(`${winnerLine(rows)}\n`);
+  out.write(`${wrap(winnerLine(rows), '  ', 'clause')}\n`);
   out.write(
-    '(to slow shard: its share of the records sent while it was slow; a blind\n' +
-      ` 1/${shardCount} would be ${(100 / shardCount).toFixed(1)} %, and even round robin sends it less, since a shard at its\n` +
-      ' in-flight cap is skipped)\n',
+    `${wrap(
+      `(to slow: the slow shard's share of the records sent while it was slow; a blind 1/${shardCount} would be ${(100 / shardCount).toFixed(1)} %, and even round robin sends it less, since a shard at its in-flight cap is skipped)`,
+      ' ',
+    )}\n`,
   );
   return lost === 0 ? 0 : 1;
 }

@@ -11,12 +11,15 @@ import { UsageError } from './args.js';
 import { DEMO_HELP, demo } from './demo.js';
 import { pickerList } from './pickers.js';
 import { SIMULATE_HELP, simulateCommand } from './simulate.js';
+import { wrap } from './wrap.js';
 
 const HELP = `Usage: shardwise <command> [flags]
 
 Commands:
-  demo       push a generated dataset through local HTTP shards with three pickers, compare them
-  simulate   run pickers on simulated shards (virtual time), print a table, write an SVG report
+  demo       push a generated dataset through local HTTP shards with three
+             pickers, and compare them
+  simulate   run pickers on simulated shards (virtual time), print a table
+             and write an SVG report
 
 Pickers (--picker NAME[,NAME…] of both commands):
 ${pickerList('  ')}
@@ -40,7 +43,7 @@ export async function main(
     throw new UsageError(`unknown command "${command}"\n\n${HELP}`);
   } catch (error) {
     if (error instanceof UsageError || isShardwiseError(error, 'SHARDWISE_CONFIG')) {
-      err.write(`shardwise: ${(error as Error).message}\n`);
+      err.write(`${wrap(`shardwise: ${(error as Error).message}`)}\n`);
       if (command === 'demo') err.write(`\n${DEMO_HELP}\n`);
       if (command === 'simulate') err.write(`\n${SIMULATE_HELP}\n`);
       return 2;
@@ -52,7 +55,7 @@ export async function main(
           ? error.message
           : (error.stack ?? error.message)
         : String(error);
-    err.write(`shardwise: ${text}\n`);
+    err.write(`${system ? wrap(`shardwise: ${text}`) : `shardwise: ${text}`}\n`);
     return 1;
   }
 }

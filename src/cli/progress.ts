@@ -1,8 +1,10 @@
 /**
  * The demo's live progress. In a terminal: one line redrawn in place (`\r`), at most 79 columns so
  * it never wraps in an 80-column window, each figure labelled. Elsewhere (a pipe, a CI log): a
- * full line every few seconds, since `\r` updates would pile up as one unreadable line.
+ * full entry every few seconds, wrapped to 80 columns, since `\r` updates would pile up as one
+ * unreadable line.
  */
+import { wrap } from './wrap.js';
 
 /** What a pass has done so far. */
 export interface ProgressFigures {
@@ -52,7 +54,7 @@ export function terminalLine(
   return range.length <= width ? range : head.slice(0, width);
 }
 
-/** The line for logs: every figure in full, the picker first, shards by index. */
+/** The entry for logs, one line before wrapping: every figure in full, the picker first, shards by index. */
 export function logLine(
   picker: string,
   f: ProgressFigures,
@@ -115,7 +117,7 @@ export class Progress {
     if (tty) {
       this.out.write(`\r\x1b[2K${terminalLine(f, total, rate)}${final ? '\n' : ''}`);
     } else {
-      this.out.write(`${logLine(picker, f, total, rate)}\n`);
+      this.out.write(`${wrap(logLine(picker, f, total, rate), '  ', 'clause')}\n`);
     }
   }
 }

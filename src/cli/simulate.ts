@@ -20,34 +20,44 @@ import { parseFlags, UsageError } from './args.js';
 import { pickerFactory, pickerList } from './pickers.js';
 import { type ChartOptions, svgDocument } from './svg.js';
 import { table } from './table.js';
+import { wrap } from './wrap.js';
 
 export const SIMULATE_HELP = `Usage: shardwise simulate [flags]
 
-Runs each picker on the same simulated fleet (virtual time, seeded: the same flags give the same
-numbers) through the real Balancer, prints a table, and with --out writes plots.
+Runs each picker on the same simulated fleet (virtual time, seeded: the same
+flags give the same numbers) through the real Balancer, prints a table, and
+with --out writes plots.
 
-  --picker LIST       pickers, comma separated (default round-robin,p2c,peak-ewma)
+  --picker LIST       pickers, comma separated
+                      (default round-robin,p2c,peak-ewma)
   --shards N          shards (default 8, at most 10000)
   --latency MS        mean service time, exponential (default 10)
-  --capacity N        requests a shard serves at once; the rest queue (default 4)
+  --capacity N        requests a shard serves at once; the rest queue
+                      (default 4)
   --slow N            how many shards are slow (default 1)
   --slow-factor X     how much slower (default 10)
-  --load X            offered load as a fraction of the fleet's capacity (default 0.6)
+  --load X            offered load as a fraction of the fleet's capacity
+                      (default 0.6)
   --requests N        runs per picker (default 20000, at most 10000000)
   --seed N            seed (default 1)
-  --scenario FILE     a JSON scenario instead of the fleet flags (see below); --picker,
-                      --requests and --seed, when given, override its own
+  --scenario FILE     a JSON scenario instead of the fleet flags (see below);
+                      --picker, --requests and --seed, when given, override
+                      its own
   --out FILE          write a report: .svg, or .html (the SVG inside a page)
   --help              this text
 
 Pickers:
 ${pickerList('  ')}
 
-Scenario file: { "shards": [{ "id": "a", "latency": 10 | { "type": "exponential", "mean": 10 },
-"capacity": 4, "weight": 1, "failureRate": 0, "schedule": [{ "atMs": 1000, "latency": 100 }] }],
-"arrivals": { "rate": 500 } | absent, "concurrency": 64, "requests": 20000, "seed": 1,
-"pickers": ["p2c"], "balancerOptions": { "timeoutMs": 1000 } }. Latency types: constant (ms),
-exponential (mean), lognormal (median, sigma), pareto (scale, alpha).`;
+Scenario file:
+  { "shards": [{ "id": "a", "latency": 10 | { "type": "exponential",
+    "mean": 10 }, "capacity": 4, "weight": 1, "failureRate": 0,
+    "schedule": [{ "atMs": 1000, "latency": 100 }] }],
+    "arrivals": { "rate": 500 } | absent, "concurrency": 64,
+    "requests": 20000, "seed": 1, "pickers": ["p2c"],
+    "balancerOptions": { "timeoutMs": 1000 } }
+Latency types: constant (ms), exponential (mean), lognormal (median, sigma),
+pareto (scale, alpha).`;
 
 const SCENARIO_KEYS = [
   'shards',
@@ -279,7 +289,7 @@ export async function simulateCommand(argv: string[], out: NodeJS.WritableStream
     } catch (error) {
       throw new UsageError(`--out: cannot write "${outFile}": ${(error as Error).message}`);
     }
-    out.write(`report written to ${outFile}\n`);
+    out.write(`${wrap(`report written to ${outFile}`)}\n`);
   }
   return 0;
 }

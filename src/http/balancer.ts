@@ -5,6 +5,7 @@ import type {
   IngestOptions,
   IngestSummary,
   RecordOptions,
+  RecordSource,
   RecordWriteStream,
 } from '../ingest/types.js';
 import type { MembershipHooks } from '../membership.js';
@@ -16,6 +17,8 @@ import { bool } from '../validate.js';
 import type { WarmResult } from './connector.js';
 import { checkRequestShape, type Exchange, exchangeOf, IDEMPOTENT_METHODS } from './exchange.js';
 import {
+  type HttpBalancerIngestOptions,
+  type HttpBalancerRecordOptions,
   type HttpIngestOptions,
   type HttpRecordOptions,
   httpIngest,
@@ -189,16 +192,8 @@ export class HttpBalancer extends Balancer<HttpTarget, HttpShardSpec | ShardSpec
    * console.log(summary.written, summary.failed, summary.batches);
    */
   override ingest<Rec>(
-    source: Iterable<Rec> | AsyncIterable<Rec>,
-    options: HttpIngestOptions<Rec>,
-  ): Promise<IngestSummary<Rec>>;
-  override ingest<Rec>(
-    source: Iterable<Rec> | AsyncIterable<Rec>,
-    options: IngestOptions<HttpTarget, Rec>,
-  ): Promise<IngestSummary<Rec>>;
-  override ingest<Rec>(
-    source: Iterable<Rec> | AsyncIterable<Rec>,
-    options: HttpIngestOptions<Rec> | IngestOptions<HttpTarget, Rec>,
+    source: RecordSource<Rec>,
+    options: HttpBalancerIngestOptions<Rec>,
   ): Promise<IngestSummary<Rec>> {
     return buildsItsOwnCalls(options)
       ? httpIngest(this, source, options as HttpIngestOptions<Rec>)
@@ -212,11 +207,7 @@ export class HttpBalancer extends Balancer<HttpTarget, HttpShardSpec | ShardSpec
    * @example
    * await pipeline(Readable.from(rows), http.createWriteStream({ path: '/ingest' }));
    */
-  override createWriteStream<Rec>(options: HttpRecordOptions<Rec>): RecordWriteStream<Rec>;
-  override createWriteStream<Rec>(options: RecordOptions<HttpTarget, Rec>): RecordWriteStream<Rec>;
-  override createWriteStream<Rec>(
-    options: HttpRecordOptions<Rec> | RecordOptions<HttpTarget, Rec>,
-  ): RecordWriteStream<Rec> {
+  override createWriteStream<Rec>(options: HttpBalancerRecordOptions<Rec>): RecordWriteStream<Rec> {
     return buildsItsOwnCalls(options)
       ? httpWriteStream(this, options as HttpRecordOptions<Rec>)
       : (super.createWriteStream(

@@ -5,7 +5,8 @@
  * string of the path.
  */
 
-import { brand, hasCode } from '../errors.js';
+import type { ShardwiseErrorClasses } from '../error-guard.js';
+import { brand, hasCode, isBranded, type ShardwiseErrorGuard } from '../errors.js';
 import { redactPairs, redactText, scrub } from '../redact.js';
 
 const BODY_TOO_LARGE = Symbol.for('shardwise.http.bodyTooLarge');
@@ -138,3 +139,14 @@ function oneLine(text: string): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length > 200 ? `${flat.slice(0, 200)}…` : flat;
 }
+
+/** The class of each code's errors through `shardwise/http`: the core's, and `HttpError`. */
+export interface HttpErrorClasses extends ShardwiseErrorClasses {
+  SHARDWISE_HTTP: HttpError;
+}
+
+/**
+ * `isShardwiseError` as `shardwise/http` exports it: the same function as the core's, typed to
+ * narrow `SHARDWISE_HTTP` to `HttpError` as well.
+ */
+export const isShardwiseError = isBranded as ShardwiseErrorGuard<HttpErrorClasses>;

@@ -6,11 +6,19 @@
 
 // The core API too (Balancer, pickers, errors, types), so one import is enough for a transport
 // user: re-exported, not redeclared, so a name means the same class or type from either entry.
+// `isShardwiseError` is the core's function too, typed here to narrow this transport's code.
 export * from '../index.js';
 export { parseRetryAfter } from '../transport/retry-after.js';
 export { createHttpBalancer, HttpBalancer } from './balancer.js';
 export type { WarmResult } from './connector.js';
-export { BodyTooLargeError, HttpError } from './errors.js';
+export { BodyTooLargeError, HttpError, type HttpErrorClasses, isShardwiseError } from './errors.js';
+export type {
+  HttpBalancerIngestOptions,
+  HttpBalancerRecordOptions,
+  HttpEncode,
+  HttpIngestOptions,
+  HttpRecordOptions,
+} from './ingest.js';
 export { HTTP_DEFAULTS } from './options.js';
 export { feedReportedLoad, parseLoadHeader } from './reported-load.js';
 export type {

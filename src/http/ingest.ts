@@ -8,7 +8,7 @@
 import { ConfigError, messageOf } from '../errors.js';
 import { checkFailures } from '../ingest/failures.js';
 import { INGEST_EXTRA_KEYS } from '../ingest/ingest.js';
-import { BATCH_DEFAULTS, COMMON_KEYS } from '../ingest/options.js';
+import { BATCH_DEFAULTS, COMMON_KEYS, checkKeyedPicker } from '../ingest/options.js';
 import type { BatchSender } from '../ingest/sender.js';
 import {
   batchPlan,
@@ -20,13 +20,17 @@ import {
   writeStreamWithPlan,
 } from '../ingest/transport-plan.js';
 import type {
+  BatchIngestOptions,
   BatchOptions,
+  BatchRecordOptions,
   CommonRecordOptions,
   IngestExtras,
   IngestSummary,
   RecordFailure,
   RecordWriteStream,
   RunnerLike,
+  SingleIngestOptions,
+  SingleRecordOptions,
 } from '../ingest/types.js';
 import type { RunContext } from '../run.js';
 import type { ShardState } from '../types.js';
@@ -78,10 +82,31 @@ export interface HttpRecordOptions<Rec> extends CommonRecordOptions<Rec> {
     statusCode: number;
     body: string;
   }) => 'rejected' | 'failed' | 'retry' | undefined;
+  /** Not given: each batch's request is built from the options above (a `send` takes the core's). */
+  send?: undefined;
 }
 
 /** Options of `http.ingest` with a `path`. */
 export interface HttpIngestOptions<Rec> extends HttpRecordOptions<Rec>, IngestExtras {}
+
+/** The core's record options on an HTTP balancer: a `send` of yours, and no `path`. */
+type OwnSend<O> = O & { path?: undefined };
+
+/**
+ * What `http.ingest` takes: a `path` and the rest of {@link HttpIngestOptions}, each batch sent as
+ * one request — or a `send` of your own, as the core's `ingest` takes it. `path` tells the forms
+ * apart, so TypeScript checks each object against its own form.
+ */
+export type HttpBalancerIngestOptions<Rec> =
+  | HttpIngestOptions<Rec>
+  | OwnSend<SingleIngestOptions<HttpTarget, Rec>>
+  | OwnSend<BatchIngestOptions<HttpTarget, Rec>>;
+
+/** What `http.createWriteStream` takes: {@link HttpRecordOptions}, or the core's with a `send`. */
+export type HttpBalancerRecordOptions<Rec> =
+  | HttpRecordOptions<Rec>
+  | OwnSend<SingleRecordOptions<HttpTarget, Rec>>
+  | OwnSend<BatchRecordOptions<HttpTarget, Rec>>;
 
 /** What these functions need of an `HttpBalancer` (kept narrow: no import of the class). */
 export interface HttpIngestHost extends RunnerLike<HttpTarget> {
@@ -139,6 +164,7 @@ function httpPlan<Rec>(
   extra: readonly string[],
 ): TransportPlan<Rec> {
   const read = readRecordOptions<Rec>(field, options, [...HTTP_KEYS, ...extra], BATCH_DEFAULTS);
+  checkKeyedPicker(field, http.picker, options);
   const o = options as HttpRecordOptions<Rec>;
   // Checked as request() checks them, before a record is taken.
   checkPath(o.path, `${field}.path`);

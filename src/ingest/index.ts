@@ -4,9 +4,10 @@
  */
 export { IngestError, type IngestStop, WriteFailedError } from './errors.js';
 export { ingest } from './ingest.js';
-export { BATCH_DEFAULTS } from './options.js';
+export { BATCH_DEFAULTS, checkKeyedPicker } from './options.js';
 export type {
   BatchContext,
+  BatchIngestOptions,
   BatchOptions,
   BatchRecordOptions,
   BatchResult,
@@ -21,11 +22,13 @@ export type {
   RecordFailure,
   RecordOptions,
   RecordRetryOptions,
+  RecordSource,
   RecordWriteStream,
   RunnerLike,
   SendFn,
   ShardProgress,
   ShardWait,
+  SingleIngestOptions,
   SingleRecordOptions,
 } from './types.js';
 export { createWriteStream } from './write-stream.js';

@@ -9,6 +9,7 @@ import {
   resolveBudgetOptions,
 } from '../health/budget.js';
 import { RETRY_DEFAULTS, type ResolvedRetryOptions, type RetryOptions } from '../health/retry.js';
+import type { Picker } from '../types.js';
 import {
   bool,
   checkKnownKeys,
@@ -297,6 +298,22 @@ export function resolveRecordRetry(
     budget = resolveBudgetOptions(v.budget, `${field}.budget`);
   }
   return { attempts, baseMs, maxMs, budget };
+}
+
+/**
+ * A keyed picker (consistent hashing) routes every run by its key: an ingestion without a `key`
+ * option would fail every record with `MissingKeyError`, so it is refused before any record is
+ * read — unless the picker has a `fallback` for runs without a key.
+ */
+export function checkKeyedPicker(field: string, picker: Picker, options: unknown): void {
+  if (picker.keyed !== true || picker.fallback !== undefined) return;
+  if (typeof options !== 'object' || options === null) return; // the options' own check says why
+  if ((options as { key?: unknown }).key !== undefined) return;
+  throw new ConfigError(
+    `${field}.key`,
+    `must be given: picker "${picker.name}" routes every record by its key (or build the picker with a \`fallback\` picker for records without one)`,
+    undefined,
+  );
 }
 
 /** A source: an iterable or an async iterable. */

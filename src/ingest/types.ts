@@ -243,10 +243,20 @@ export interface IngestExtras {
   signal?: AbortSignal;
 }
 
-/** Options of `ingest`. */
-export type IngestOptions<T, Rec> =
-  | (SingleRecordOptions<T, Rec> & IngestExtras)
-  | (BatchRecordOptions<T, Rec> & IngestExtras);
+/** Options of `ingest`, one record per run: `send(shard, record, ctx)`. */
+export interface SingleIngestOptions<T, Rec> extends SingleRecordOptions<T, Rec>, IngestExtras {}
+
+/** Options of `ingest` with `batch`: `send(shard, records, ctx)`. */
+export interface BatchIngestOptions<T, Rec> extends BatchRecordOptions<T, Rec>, IngestExtras {}
+
+/**
+ * Options of `ingest`. The methods take the batch form in an overload of its own, so that
+ * TypeScript types the parameters of an inline `send` in both forms.
+ */
+export type IngestOptions<T, Rec> = SingleIngestOptions<T, Rec> | BatchIngestOptions<T, Rec>;
+
+/** What `ingest` reads records from. */
+export type RecordSource<Rec> = Iterable<Rec> | AsyncIterable<Rec>;
 
 /** Why a shard's records wait, in a progress report. */
 export type ShardWait = 'down' | 'ejected' | 'pushBack' | 'slow' | 'cap';

@@ -7,6 +7,7 @@ import type {
   IngestOptions,
   IngestSummary,
   RecordOptions,
+  RecordSource,
   RecordWriteStream,
 } from '../ingest/types.js';
 import { wallClock } from '../runtime.js';
@@ -29,7 +30,14 @@ import { withCallSignal } from './call-signal.js';
 import { classifyS3Error, credentialSecrets, type S3CallInfo } from './classify.js';
 import { createS3Client, ownedClientFor } from './client.js';
 import { S3Error } from './errors.js';
-import { type S3IngestOptions, type S3RecordOptions, s3Ingest, s3WriteStream } from './ingest.js';
+import {
+  type S3BalancerIngestOptions,
+  type S3BalancerRecordOptions,
+  type S3IngestOptions,
+  type S3RecordOptions,
+  s3Ingest,
+  s3WriteStream,
+} from './ingest.js';
 import { multipartUpload, type S3Upkeep } from './multipart.js';
 import {
   checkHeaderText,
@@ -228,16 +236,8 @@ export class S3Balancer extends Balancer<S3Target, S3TargetSpec | ShardSpec<S3Ta
    * await s3.ingest(rows, { objectKey: ({ shardId, seq }) => `train/2024-06-01/${shardId}-${seq}.jsonl` });
    */
   override ingest<Rec>(
-    source: Iterable<Rec> | AsyncIterable<Rec>,
-    options: S3IngestOptions<Rec>,
-  ): Promise<IngestSummary<Rec>>;
-  override ingest<Rec>(
-    source: Iterable<Rec> | AsyncIterable<Rec>,
-    options: IngestOptions<S3Target, Rec>,
-  ): Promise<IngestSummary<Rec>>;
-  override ingest<Rec>(
-    source: Iterable<Rec> | AsyncIterable<Rec>,
-    options: S3IngestOptions<Rec> | IngestOptions<S3Target, Rec>,
+    source: RecordSource<Rec>,
+    options: S3BalancerIngestOptions<Rec>,
   ): Promise<IngestSummary<Rec>> {
     return buildsItsOwnCalls(options)
       ? s3Ingest(this, this.#upkeep, source, options as S3IngestOptions<Rec>)
@@ -251,11 +251,7 @@ export class S3Balancer extends Balancer<S3Target, S3TargetSpec | ShardSpec<S3Ta
    * @example
    * await pipeline(Readable.from(rows), s3.createWriteStream({ objectKey: ({ shardId, seq }) => `rows/${shardId}-${seq}.jsonl` }));
    */
-  override createWriteStream<Rec>(options: S3RecordOptions<Rec>): RecordWriteStream<Rec>;
-  override createWriteStream<Rec>(options: RecordOptions<S3Target, Rec>): RecordWriteStream<Rec>;
-  override createWriteStream<Rec>(
-    options: S3RecordOptions<Rec> | RecordOptions<S3Target, Rec>,
-  ): RecordWriteStream<Rec> {
+  override createWriteStream<Rec>(options: S3BalancerRecordOptions<Rec>): RecordWriteStream<Rec> {
     return buildsItsOwnCalls(options)
       ? s3WriteStream(this, this.#upkeep, options as S3RecordOptions<Rec>)
       : (super.createWriteStream(

@@ -4,7 +4,8 @@
  * copy of the package. They never hold credentials, request headers or bodies.
  */
 
-import { brand, hasCode } from '../errors.js';
+import type { ShardwiseErrorClasses } from '../error-guard.js';
+import { brand, hasCode, isBranded, type ShardwiseErrorGuard } from '../errors.js';
 
 /** What an `S3Error` is told about the failed call. */
 export interface S3ErrorDetails {
@@ -89,3 +90,14 @@ function oneLine(text: string): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length > 200 ? `${flat.slice(0, 200)}…` : flat;
 }
+
+/** The class of each code's errors through `shardwise/s3`: the core's, and `S3Error`. */
+export interface S3ErrorClasses extends ShardwiseErrorClasses {
+  SHARDWISE_S3: S3Error;
+}
+
+/**
+ * `isShardwiseError` as `shardwise/s3` exports it: the same function as the core's, typed to
+ * narrow `SHARDWISE_S3` to `S3Error` as well.
+ */
+export const isShardwiseError = isBranded as ShardwiseErrorGuard<S3ErrorClasses>;

@@ -7,11 +7,25 @@
 
 // The core API too (Balancer, pickers, errors, types), so one import is enough for a transport
 // user: re-exported, not redeclared, so a name means the same class or type from either entry.
+// `isShardwiseError` is the core's function too, typed here to narrow this transport's code.
 export * from '../index.js';
 export { createS3Balancer, S3Balancer } from './balancer.js';
 export { classifyS3Error, type S3CallInfo } from './classify.js';
 export { createS3Client, S3_CLIENT_DEFAULTS } from './client.js';
-export { isS3Error, S3Error, type S3ErrorDetails } from './errors.js';
+export {
+  isS3Error,
+  isShardwiseError,
+  S3Error,
+  type S3ErrorClasses,
+  type S3ErrorDetails,
+} from './errors.js';
+export type {
+  S3BalancerIngestOptions,
+  S3BalancerRecordOptions,
+  S3IngestOptions,
+  S3ObjectInfo,
+  S3RecordOptions,
+} from './ingest.js';
 export { S3_DEFAULTS, S3_LIMITS } from './options.js';
 export type {
   CreateS3ClientOptions,

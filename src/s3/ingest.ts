@@ -10,7 +10,7 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { ConfigError, messageOf } from '../errors.js';
 import { INGEST_EXTRA_KEYS } from '../ingest/ingest.js';
-import { COMMON_KEYS } from '../ingest/options.js';
+import { COMMON_KEYS, checkKeyedPicker } from '../ingest/options.js';
 import type { BatchSender } from '../ingest/sender.js';
 import {
   batchPlan,
@@ -22,12 +22,16 @@ import {
   writeStreamWithPlan,
 } from '../ingest/transport-plan.js';
 import type {
+  BatchIngestOptions,
   BatchOptions,
+  BatchRecordOptions,
   CommonRecordOptions,
   IngestExtras,
   IngestSummary,
   RecordWriteStream,
   RunnerLike,
+  SingleIngestOptions,
+  SingleRecordOptions,
 } from '../ingest/types.js';
 import type { RunContext } from '../run.js';
 import { wallClock } from '../runtime.js';
@@ -83,10 +87,31 @@ export interface S3RecordOptions<Rec> extends CommonRecordOptions<Rec> {
   partSizeBytes?: number;
   /** Parts of one object sent at once (default 4). */
   partConcurrency?: number;
+  /** Not given: each batch's object is written from the options above (a `send` takes the core's). */
+  send?: undefined;
 }
 
 /** Options of `s3.ingest` with an `objectKey`. */
 export interface S3IngestOptions<Rec> extends S3RecordOptions<Rec>, IngestExtras {}
+
+/** The core's record options on an S3 balancer: a `send` of yours, and no `objectKey`. */
+type OwnSend<O> = O & { objectKey?: undefined };
+
+/**
+ * What `s3.ingest` takes: an `objectKey` and the rest of {@link S3IngestOptions}, each batch
+ * written as one object — or a `send` of your own, as the core's `ingest` takes it. `objectKey`
+ * tells the forms apart, so TypeScript checks each object against its own form.
+ */
+export type S3BalancerIngestOptions<Rec> =
+  | S3IngestOptions<Rec>
+  | OwnSend<SingleIngestOptions<S3Target, Rec>>
+  | OwnSend<BatchIngestOptions<S3Target, Rec>>;
+
+/** What `s3.createWriteStream` takes: {@link S3RecordOptions}, or the core's with a `send`. */
+export type S3BalancerRecordOptions<Rec> =
+  | S3RecordOptions<Rec>
+  | OwnSend<SingleRecordOptions<S3Target, Rec>>
+  | OwnSend<BatchRecordOptions<S3Target, Rec>>;
 
 const S3_KEYS = [
   'objectKey',
@@ -159,6 +184,7 @@ function s3Plan<Rec>(
   extra: readonly string[],
 ): TransportPlan<Rec> {
   const read = readRecordOptions<Rec>(field, options, [...S3_KEYS, ...extra], S3_BATCH_DEFAULTS);
+  checkKeyedPicker(field, s3.picker, options);
   const o = options as S3RecordOptions<Rec>;
   fn(`${field}.objectKey`, o.objectKey);
   if (o.contentType !== undefined) checkHeaderText(`${field}.contentType`, o.contentType);

@@ -5,6 +5,7 @@ import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { PICKERS } from '../../src/cli/pickers.js';
+import { unwrap } from './run-cli.js';
 
 /** Runs the CLI in-process and captures what it prints. */
 async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
@@ -51,7 +52,6 @@ describe('shardwise command', () => {
     for (const name of names) expect(PICKERS[name]!().name).toBe(name);
     const help = (await cli('--help')).out;
     for (const name of names) expect(help).toContain(name);
-    for (const line of help.split('\n')) expect(line.length).toBeLessThanOrEqual(100);
     expect((await cli('simulate', '--help')).out).toContain('consistent-hash:jump');
     expect((await cli('demo', '--help')).out).toContain('p2c:bytes');
   });
@@ -60,7 +60,9 @@ describe('shardwise command', () => {
     const names = Object.keys(PICKERS);
     const { code, out } = await cli('simulate', '--picker', names.join(','), '--requests', '400');
     expect(code).toBe(0);
-    const rows = out.split('\n').slice(2, 2 + names.length);
+    const rows = unwrap(out)
+      .split('\n')
+      .slice(2, 2 + names.length);
     expect(rows.map((line) => line.split(/\s+/)[0])).toEqual(names);
   });
 
@@ -155,13 +157,14 @@ describe('shardwise command', () => {
   });
 
   it('runs the demo end to end on real HTTP shards and reports lost: 0', async () => {
-    const { code, out } = await cli(
+    const { code, out: printed } = await cli(
       'demo',
       '--records',
       '5000',
       '--picker',
       'round-robin,peak-ewma',
     );
+    const out = unwrap(printed);
     expect(code).toBe(0);
     expect(out).toMatch(/^lost: 0$/m);
     expect(out).toMatch(
@@ -171,10 +174,10 @@ describe('shardwise command', () => {
     expect(out).not.toContain('\r');
     expect(out).toMatch(/^round-robin: 5,000\/5,000 written, [\d,]+ records\/s, /m);
     expect(out).toMatch(/^peak-ewma: 5,000\/5,000 written, [\d,]+ records\/s, /m);
-    // Table rows (not progress lines): name, seconds with a decimal point, records/s …
+    // Table rows (not progress lines): name, records/s, p50 ms with a decimal point …
     const rows = out
       .split('\n')
-      .filter((line) => /^(round-robin|peak-ewma)\s+\d+\.\d\s/.test(line));
+      .filter((line) => /^(round-robin|peak-ewma)\s+[\d,]+\s+\d+\.\d\s/.test(line));
     expect(rows).toHaveLength(2);
     for (const row of rows) expect(row.trim().split(/\s+/).at(-1)).toBe('0');
   });

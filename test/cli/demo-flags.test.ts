@@ -3,10 +3,10 @@
  * its flags and on the truth of what it prints.
  */
 import { describe, expect, it } from 'vitest';
-import { cli, stackFrames } from './run-cli.js';
+import { cli, stackFrames, unwrap } from './run-cli.js';
 
 describe('shardwise demo: flags', () => {
-  // README: "bad flags exit with code 2, and so do counts past what a run can hold or serve
+  // docs/reference.md: "bad flags exit with code 2, and so do counts past what a run can hold or serve
   // (`demo`: up to 10 000 000 records and 100 shards …)". --batch-records is a record count too:
   // by default 10 × --records, so `--records 10000000` asks for 100 000 000 batched records, past
   // what the demo's shard process can even remember (a Set holds at most 2^24 ids).
@@ -22,7 +22,7 @@ describe('shardwise demo: flags', () => {
     expect(ran.err).toContain('--batch-records');
   }, 30_000);
 
-  // README: "bad flags exit with code 2". These pass the flag parser (Number.isInteger(1e300)) and
+  // docs/reference.md: "bad flags exit with code 2". These pass the flag parser (Number.isInteger(1e300)) and
   // blow up later inside the balancer with a ConfigError: exit 1 and a stack trace — for
   // --batch-size only after every one-record-per-run pass has run.
   it.each([
@@ -68,7 +68,7 @@ describe('shardwise demo: flags', () => {
 });
 
 describe('shardwise demo: what it prints is true', () => {
-  // README: the progress shows "each shard's share of the records". In the batched pass the demo
+  // docs/reference.md: the progress shows "each shard's share of the records". In the batched pass the demo
   // computes it as (requests × batch size) ÷ written, so partial batches (keyed pickers batch per
   // home shard, the source's tail) and failed attempts are counted as full batches of records.
   it('the batched pass prints per-shard shares of the records written: each ≤ 100 %, summing to ~100 %', async () => {
@@ -77,7 +77,7 @@ describe('shardwise demo: what it prints is true', () => {
       45_000,
     );
     expect(ran.code).toBe(0);
-    const last = ran.out
+    const last = unwrap(ran.out)
       .split('\n')
       .filter((line) => /^consistent-hash:jump batched: [\d,]+\/100 written/.test(line))
       .at(-1);

@@ -67,7 +67,7 @@ describe('Progress', () => {
     return { out, text: () => text };
   }
 
-  it('outside a terminal writes a full line per interval and a last line, never \\r', () => {
+  it('outside a terminal writes a full entry per interval and a last one, wrapped to 80 columns, never \\r', () => {
     const { out, text } = sink();
     const progress = new Progress(out, { picker: 'p2c', total: 100, tty: false, startMs: 0 });
     progress.update(1_000, () => figures(2, 10));
@@ -77,9 +77,12 @@ describe('Progress', () => {
     progress.finish(10_000, figures(2, 100));
     const lines = text().split('\n').filter(Boolean);
     expect(lines).toEqual([
-      'p2c: 30/100 written, 10 records/s, 64 in flight, 64 queued, 0 retries, 0 failed, share % by shard 0:50 1:50',
-      'p2c: 60/100 written, 10 records/s, 64 in flight, 64 queued, 0 retries, 0 failed, share % by shard 0:50 1:50',
-      'p2c: 100/100 written, 10 records/s, 64 in flight, 64 queued, 0 retries, 0 failed, share % by shard 0:50 1:50',
+      'p2c: 30/100 written, 10 records/s, 64 in flight, 64 queued, 0 retries, 0 failed,',
+      '  share % by shard 0:50 1:50',
+      'p2c: 60/100 written, 10 records/s, 64 in flight, 64 queued, 0 retries, 0 failed,',
+      '  share % by shard 0:50 1:50',
+      'p2c: 100/100 written, 10 records/s, 64 in flight, 64 queued, 0 retries,',
+      '  0 failed, share % by shard 0:50 1:50',
     ]);
     expect(text()).not.toContain('\r');
   });

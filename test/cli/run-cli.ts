@@ -53,5 +53,14 @@ export function cli(args: string[], timeoutMs = 60_000): Promise<Ran> {
 
 /** Lines of a stack trace (`    at f (file:1:2)`). */
 export function stackFrames(text: string): string[] {
-  return text.split('\n').filter((line) => /^\s+at\s/.test(line));
+  return text.split('\n').filter((line) => /^\s+at\s.*:\d+:\d+\)?$/.test(line));
+}
+
+/**
+ * `text` with each wrapped entry on one line again: the command wraps what it prints to 80
+ * columns, and a line that starts with spaces goes on from the line before (a table's long name
+ * stands on a line of its own above its figures, which this joins too).
+ */
+export function unwrap(text: string): string {
+  return text.replace(/\n +(?=\S)/g, ' ');
 }

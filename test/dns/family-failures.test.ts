@@ -1,5 +1,5 @@
 /**
- * watchDns's promises (docs/fleet.md "Per pod, with a headless Kubernetes Service", README
+ * watchDns's promises (docs/fleet.md "Per pod, with a headless Kubernetes Service", docs/reference.md
  * "## Fleets") against a programmable DNS server on 127.0.0.1 (./fake-dns.ts): dnsmasq cannot
  * fail only one of A and AAAA.
  */

@@ -1,7 +1,7 @@
 /**
  * `http.ingest({ path, failures })`: a `failures(response, records)` reader whose return value is
  * malformed. The ConfigError must name the field the caller wrote (`failures`), not a `send()`
- * they never gave (README: "a `ConfigError` … naming the field, the expectation and what was
+ * they never gave (docs/reference.md: "a `ConfigError` … naming the field, the expectation and what was
  * given").
  */
 import { afterEach, describe, expect, it } from 'vitest';

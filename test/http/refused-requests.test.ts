@@ -2,7 +2,7 @@
  * A request undici refuses at dispatch (an invalid path or header value — "a request undici
  * refused to send" is handled in src/http/classify.ts as `notSent`, `retryable: false`) must not
  * cost the shard anything. docs/http.md: "Each shard gets its own undici `Pool` with keep-alive
- * connections … reuses them". README, close(): "`{ drain: true }` (default) resolves once every
+ * connections … reuses them". docs/reference.md, close(): "`{ drain: true }` (default) resolves once every
  * admitted run settled … Then transports release their resources (connection pools …)".
  *
  * undici's Pool marks the client whose `dispatch` threw as needing a drain that never comes: after

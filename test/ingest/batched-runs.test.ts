@@ -14,6 +14,7 @@ import {
   writeSample,
 } from '../../examples/jsonl-to-http.js';
 import { main as cli } from '../../src/cli/main.js';
+import { unwrap } from '../cli/run-cli.js';
 
 describe('batched runs', () => {
   let dir: string;
@@ -67,7 +68,9 @@ describe('batched runs', () => {
       sink,
     );
     expect(code).toBe(0);
-    const line = text.split('\n').find((l) => l.startsWith('batched: '));
+    const line = unwrap(text)
+      .split('\n')
+      .find((l) => l.startsWith('batched: '));
     expect(line).toMatch(
       /^batched: 30,000 records in batches of 250 with p2c: [\d,]+ records\/s \(one record per run: [\d,]+ records\/s, [\d.]+× faster\); [\d,]+ requests, [\d,]+ records retried, 0 failed, 0 lost$/,
     );

@@ -7,7 +7,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { consistentHash, PushBackError, type ShardState } from '../../src/index.js';
+import { ConfigError, consistentHash, PushBackError, type ShardState } from '../../src/index.js';
 import { seededRandom } from '../../src/testing/index.js';
 import { fleet, ManualClock, run } from './helpers.js';
 
@@ -104,10 +104,11 @@ describe("ordering: 'key'", () => {
         send: async () => {},
       }),
     ).rejects.toThrow(/ordering/);
+    // A keyed picker with no `key`: the ingestion cannot route (nor order) by key.
     const keyed = fleet(clock, { shards: 2, picker: consistentHash() });
     await expect(
       keyed.ingest([], { ordering: 'key', batch: {}, send: async () => {} }),
-    ).rejects.toThrow(/ordering/);
+    ).rejects.toThrow(ConfigError);
     expect(read).toBe(0);
   });
 });

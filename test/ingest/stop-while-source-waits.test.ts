@@ -1,6 +1,6 @@
 /**
  * "When the source throws, the signal aborts …, the balancer closes or a callback throws, `ingest`
- * rejects — once every record taken has settled — with an `IngestError`" (README, `ingest`).
+ * rejects — once every record taken has settled — with an `IngestError`" (docs/reference.md, `ingest`).
  * An abort does not wait for a source that is still producing (test/ingest/abort.test.ts); a
  * close of the balancer, or a callback that throws, must not hang on such a source either: an
  * endless source (a queue consumer, a tailed log) that has nothing to give right now.

@@ -208,7 +208,7 @@ describe('decay()', () => {
     }
   });
 
-  // README `clock`: "a clock that steps back anyway measures the attempt that spans the step as
+  // docs/reference.md `clock`: "a clock that steps back anyway measures the attempt that spans the step as
   // 0 ms and leaves the latency estimates as they were."
   it('a shard with no sample yet keeps its default estimate (the spanning attempt is not a 0 ms sample)', async () => {
     let t = 1_000;

@@ -36,7 +36,7 @@ describe('reportLoad from a send whose shard was removed while it ran (drain)', 
       );
       await tick(clock, 1);
       expect(sentTo).toBeDefined();
-      // The shard leaves with drain: README "its in-flight calls finish".
+      // The shard leaves with drain: docs/reference.md "its in-flight calls finish".
       const removed = balancer.removeShard(sentTo!, { drain: true });
       await tick(clock, 20);
       await removed;

@@ -75,7 +75,7 @@ describe('weightedByLoadReport with a huge (finite) report', () => {
     } finally {
       await http.close();
     }
-    // README: "No weight counts for more than 10× the lower median one, so a shard whose figures
+    // docs/reference.md: "No weight counts for more than 10× the lower median one, so a shard whose figures
     // are off by a unit (or that lies) cannot draw nearly every pick." Here it stops all of them.
     expect(errors).toEqual([]);
   });

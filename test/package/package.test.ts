@@ -144,6 +144,9 @@ describe('the packed package', () => {
         .sort(),
     ).toEqual(guides.sort());
     expect(existsSync(join(installed, 'docs', 'images'))).toBe(true);
+    for (const file of ['README.md', 'LICENSE', 'CHANGELOG.md']) {
+      expect(existsSync(join(installed, file)), file).toBe(true);
+    }
     expect(existsSync(join(installed, 'examples', 'custom-picker', 'least-latency.test.ts'))).toBe(
       true,
     );

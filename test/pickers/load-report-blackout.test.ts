@@ -1,7 +1,7 @@
 /**
  * weightedByLoadReport: `blackoutMs` is the "time after a shard's first report (or its first
  * after an expiry) before its weight counts" (src/pickers/weighted-by-load-report.ts, the option's
- * doc); README: weights count "after a 10 s blackout, until 3 min after the last report";
+ * doc); docs/reference.md: weights count "after a 10 s blackout, until 3 min after the last report";
  * docs/fleet.md: "A shard's weight counts `blackoutMs` after its first report (fresh figures are
  * noisy) and stops `expiryMs` after its last". A custom transport feeds reports with
  * `balancer.reportLoad()` — out of band, whether or not runs are being picked.

@@ -3,7 +3,7 @@ import { Balancer, roundRobin } from '../../src/index.js';
 import { ManualClock, seededRandom } from '../../src/testing/index.js';
 import { tick } from '../helpers.js';
 
-// README "## Pickers": `roundRobin()` | each in turn, from the first.
+// docs/reference.md "## Pickers": `roundRobin()` | each in turn, from the first.
 describe('roundRobin(): each in turn', () => {
   it('one failing shard of three: the two healthy shards still get their turns', async () => {
     const clock = new ManualClock();

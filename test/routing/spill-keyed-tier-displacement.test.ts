@@ -1,7 +1,7 @@
 /**
  * A keyed run under `affinity: 'spill'` (no `boundedLoad`) with `prefer` tiers, whose
  * key's home is in a later tier than the one the run is sent to. The audit trail must say why it
- * did not run on its home: "displaced:bounded" is reserved for bounded loads (README:
+ * did not run on its home: "displaced:bounded" is reserved for bounded loads (docs/reference.md:
  * "`boundedLoad: c` … it also moves when its home already holds ceil(c × (inFlight + 1) / n)").
  */
 import { describe, expect, it } from 'vitest';

@@ -4,7 +4,7 @@ import { ConfigError } from '../../src/index.js';
 import { leaks, outcomeOf } from './scan.js';
 
 /**
- * README "Errors": "No error, event payload or stats() value echoes a secret: URL credentials and
+ * docs/reference.md "Errors": "No error, event payload or stats() value echoes a secret: URL credentials and
  * query strings are removed". docs/http.md "Secrets": "an origin with `user:password@` is refused
  * (and not echoed in the error, nor when it fails to parse)".
  *

@@ -37,7 +37,7 @@ describe("write stream destroyed from a 'failed' listener during a refusal", () 
     await tick(clock, 500);
     const s = await stream.settled;
     expect(s.written + s.failed).toBe(3); // holds: every record taken is accounted
-    // Node (Writable, which README promises): write's callback is called "once this chunk of data
+    // Node (Writable, which docs/reference.md promises): write's callback is called "once this chunk of data
     // is flushed" or with an error; test/stream/callbacks.test.ts pins "every write callback is
     // called once the stream errored" for the same stream.
     expect(called.sort()).toEqual([0, 1, 2]);

@@ -26,7 +26,7 @@ describe("write stream: 'failed' listeners and onFailed", () => {
     expect(done.settled).toBe(true);
     const s = await stream.settled;
     expect(s.failed).toBeGreaterThan(0);
-    // README: "`failed` counts them all, and `onFailed` hears of each."
+    // docs/reference.md: "`failed` counts them all, and `onFailed` hears of each."
     expect(heard.sort((a, b) => a - b)).toEqual(
       s.failures.map((f) => f.record.id).sort((a, b) => a - b),
     );

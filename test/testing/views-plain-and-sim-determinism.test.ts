@@ -5,7 +5,7 @@ import { constant, exponential, shardViews, simulate } from '../../src/testing/i
 describe('shardViews output as plain frozen ShardStates', () => {
   it('structuredClone of a view works', () => {
     const [a] = shardViews([{ id: 'a', labels: { zone: 'x' }, inFlight: 2 }]);
-    // src/testing/shard-views.ts header: "Plain, frozen `ShardState` objects"; README: "builds frozen ShardStates"
+    // src/testing/shard-views.ts header: "Plain, frozen `ShardState` objects"; docs/reference.md: "builds frozen ShardStates"
     expect(structuredClone(a)).toEqual({ ...a, labels: { zone: 'x' } });
   });
   it('structuredClone of a spread copy works (labels included)', () => {

@@ -3,7 +3,7 @@ import { roundRobin } from '../../src/pickers/index.js';
 import { simulate } from '../../src/testing/index.js';
 
 describe('simulate: a warm-up run retried after the warm-up leaves no per-shard figure', () => {
-  it("perShard p99 and maxInFlight leave out a warm-up run's retry attempt (README: left out of every figure)", async () => {
+  it("perShard p99 and maxInFlight leave out a warm-up run's retry attempt (docs/reference.md: left out of every figure)", async () => {
     // One closed-loop caller. Run 1 (warm-up) fails on "a" at 10 ms (warm-up ended at 5 ms),
     // retries on "slow" (1 000 ms). Run 2 (the only measured run) goes to "a", healthy by then.
     const r = await simulate({

@@ -33,7 +33,7 @@ export class ConsistentHash implements ConsistentHashPicker {
     private readonly order: HashOrder,
     readonly affinity: Affinity,
     private readonly c: number | undefined,
-    private readonly fallback: Picker | undefined,
+    readonly fallback: Picker | undefined,
   ) {
     this.name = `consistent-hash:${algorithm}`;
   }

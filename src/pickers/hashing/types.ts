@@ -113,6 +113,8 @@ export interface ConsistentHashPicker extends Picker {
   readonly affinity: Affinity;
   /** Picks sent past the key's first offered shard because it was at the load bound. */
   readonly spills: number;
+  /** The picker for runs without a key (`ConsistentHashOptions.fallback`), if one was given. */
+  readonly fallback: Picker | undefined;
   rebuild(shards: readonly ShardState[]): void;
   /**
    * The key's home among `shards` (a subset of the membership, in membership order): the first
