@@ -19,6 +19,7 @@ import {
   type RecordSource,
 } from './ingest/index.js';
 import { INGEST_VIEW, type IngestView, ON_CLOSE } from './ingest/types.js';
+import { weighCaps } from './limits/weighted.js';
 import { checkLoadReport, type LoadReportFigures } from './load/load-report.js';
 import { TickClock } from './load/tick.js';
 import { Membership, type MembershipHooks } from './membership.js';
@@ -102,7 +103,10 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
         picker: this.picker,
         newShard: (spec, index) =>
           new Shard<T>(spec, index, o.limitFactory?.() ?? o.maxInFlightPerShard, ticker, ewma),
-        installed: (shards) => this.#candidates.installed(shards),
+        installed: (shards) => {
+          if (o.limitFactory === undefined) weighCaps(shards, o.maxInFlightPerShard);
+          this.#candidates.installed(shards);
+        },
         abortAttempts: (shard, error) => this.#dispatcher.abortAttempts(shard, error),
         changed: (added, removed, drained) => this.#membershipChanged(added, removed, drained),
       },

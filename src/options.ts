@@ -9,6 +9,7 @@ import {
   type RetryOptions,
   resolveRetryOptions,
 } from './health/retry.js';
+import { FIXED_CAP } from './limits/fixed.js';
 import type { ConcurrencyLimit, LimitFactory } from './limits/types.js';
 import type { Requirement } from './routing/requirement.js';
 import type { Clock, Picker, RandomSource, ShardSpec } from './types.js';
@@ -35,6 +36,14 @@ export interface BalancerOptions<T = unknown> {
   /**
    * Calls one shard may have outstanding (default 32): a number, or an adaptive limit factory
    * (`aimd()`, `gradient()`), one instance per shard. A shard at its cap is not offered.
+   *
+   * Weights mean capacity: a fixed cap (a number, `fixed(n)` or the default) is the cap of a
+   * shard of mean weight, and each shard gets `max(1, round(cap × weight / mean weight))` — with
+   * equal weights exactly `cap`. At saturation a weight-2 shard so takes twice the work of a
+   * weight-1 shard, whatever the picker. Caps follow every membership or weight change
+   * (`setShards`, `addShard`, `removeShard`); `stats().shards[i].limit` is each shard's
+   * effective cap. Adaptive limits (`aimd()`, `gradient()`, a `ConcurrencyLimit` object) are
+   * not scaled: each learns its own shard's capacity.
    */
   maxInFlightPerShard?: number | LimitFactory | ConcurrencyLimit;
   /** Calls outstanding across all shards (default Infinity). */
@@ -134,7 +143,8 @@ export function resolveOptions(
   if (o.random !== undefined) fn('random', o.random);
   if (o.policy !== undefined) fn('policy', o.policy);
   if (o.prefer !== undefined) checkPrefer(o.prefer);
-  const perShard = o.maxInFlightPerShard;
+  // `fixed(n)` is the number n: a fixed cap, scaled by weight as a number is.
+  const perShard = fixedCapOf(o.maxInFlightPerShard) ?? o.maxInFlightPerShard;
   const limitFactory = resolveLimit(perShard);
   return {
     limitFactory,
@@ -159,6 +169,10 @@ export function resolveOptions(
     retry: resolveRetryOptions(o.retry),
     health: resolveHealthOptions(o.health),
   };
+}
+
+function fixedCapOf(value: unknown): number | undefined {
+  return typeof value === 'function' ? (value as { [FIXED_CAP]?: number })[FIXED_CAP] : undefined;
 }
 
 /**

@@ -16,6 +16,11 @@ export interface ShardStats {
   failures: number;
   ejected: boolean;
   ejections: number;
+  /**
+   * The shard's effective in-flight cap: a fixed cap scaled by its weight,
+   * `max(1, round(maxInFlightPerShard × weight / mean weight))` (the cap itself with equal
+   * weights), or its adaptive limit now.
+   */
   limit: number;
   /** Keyed attempts whose home this shard was, sent to another shard. */
   displaced: DisplacedCounts;

@@ -57,7 +57,7 @@ export interface ShardState<T = unknown> {
   readonly inFlight: number;
   /** Bytes outstanding on this shard now (runs that declared `bytes`). */
   readonly bytesInFlight: number;
-  /** Current in-flight cap of this shard. */
+  /** Current in-flight cap of this shard (a fixed cap scaled by weight, or an adaptive limit). */
   readonly limit: number;
   /** Peak-EWMA round-trip estimate in ms, decayed to now (`defaultRttMs` before any sample). */
   readonly rttMs: number;

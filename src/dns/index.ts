@@ -16,12 +16,15 @@ export {
   MIN_TTL_REFRESH_MS,
   RETRY_BASE_MS,
 } from './watch.js';
+export { DNS_WEIGHT_TOTAL } from './weights.js';
 
 /**
  * Watches DNS and keeps `balancer`'s membership equal to the resolved set. The watch owns the
  * whole membership: the first resolution replaces the shards the balancer was built with. Shard
  * ids are the resolved `address:port` (`[address]:port` for IPv6), for SRV records too; SRV
- * weights become shard weights (lowest priority only). Every `refreshMs` (default 5 000; sooner
+ * weights become shard weights (lowest priority only), scaled down together — ratios kept — when
+ * they add up to more than {@link DNS_WEIGHT_TOTAL}, so no answer is refused for its weights and a
+ * membership change from DNS asks a ring for at most `vnodes × 1 000 + n` points. Every `refreshMs` (default 5 000; sooner
  * when the records' TTL is shorter, but at most once a second) it re-resolves and applies only
  * the difference through `setShards`: kept shards keep their state (EWMA, limits, health), removed
  * ones drain. A failed, NXDOMAIN or empty resolution keeps the last good set, emits `'error'` and

@@ -2,6 +2,7 @@ import type { RecordWithTtl } from 'node:dns';
 import type { Resolver } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import type { ResolvedDnsOptions } from './options.js';
+import { scaleWeights } from './weights.js';
 
 /** One shard as DNS describes it. */
 export interface DnsRecord {
@@ -9,8 +10,16 @@ export interface DnsRecord {
   id: string;
   address: string;
   port: number;
-  /** Relative weight (SRV weight; 1 for A/AAAA). */
+  /**
+   * The shard's weight: `dnsWeight`, scaled down with the answer's other weights when they add up
+   * to more than `DNS_WEIGHT_TOTAL` (ratios kept).
+   */
   weight: number;
+  /**
+   * The weight DNS gave: the SRV weight (summed over the records naming this address and port; a
+   * weight-0 record counts as 1/100 of the lightest nonzero weight), 1 for A/AAAA.
+   */
+  dnsWeight: number;
 }
 
 /** What one resolution found: the shards, and the shortest TTL among the answers (ms). */
@@ -33,7 +42,7 @@ export type KnownHosts = Map<string, { v4: string[]; v6: string[] }>;
 /**
  * Resolves the watch's name to shards. A/AAAA: every address at `port`. SRV (RFC 2782): the
  * records of the lowest priority only (higher ones are backups), each target host resolved to its
- * addresses, weight from the record. Rejects with the resolver's error (`ENOTFOUND`, `ESERVFAIL`,
+ * addresses, weight from the record (scaled with the others, see `DNS_WEIGHT_TOTAL`). Rejects with the resolver's error (`ENOTFOUND`, `ESERVFAIL`,
  * `ETIMEOUT`, …) or, when the answer holds no address, an error with code `ENODATA`.
  *
  * A target host whose own lookup fails while the SRV answer still names it keeps the addresses
@@ -49,6 +58,7 @@ export async function resolveShards(
   if (query.kind === 'hostname') {
     const host = await resolveHost(resolver, query.name, known);
     const records = host.addresses.map((address) => record(address, query.port, 1));
+    scaleWeights(records);
     return { records, ttlMs: host.ttlMs, errors: host.error === undefined ? [] : [host.error] };
   }
   const srv = await resolver.resolveSrv(query.name);
@@ -58,35 +68,40 @@ export async function resolveShards(
   // RFC 2782: weight 0 means "very rarely" when others have weight; all 0 means equal shares.
   const positive = group.filter((r) => r.weight > 0).map((r) => r.weight);
   const zeroWeight = positive.length === 0 ? 1 : Math.min(...positive) / 100;
-  const hosts = await Promise.allSettled(group.map((r) => resolveHost(resolver, r.name, known)));
-  const byId = new Map<string, DnsRecord>();
+  // Each target host looked up once, however many records name it (a port each, say).
+  const names = [...new Set(group.map((r) => r.name))];
+  const settled = await Promise.allSettled(names.map((name) => resolveHost(resolver, name, known)));
+  const addressesOf = new Map<string, readonly string[]>();
   let ttlMs = Number.POSITIVE_INFINITY;
   const errors: unknown[] = [];
-  hosts.forEach((host, i) => {
-    const r = group[i]!;
-    let addresses: readonly string[];
+  names.forEach((name, i) => {
+    const host = settled[i]!;
     if (host.status === 'rejected') {
       errors.push(host.reason);
-      const last = known.get(r.name);
-      addresses = last === undefined ? [] : [...last.v4, ...last.v6];
+      const last = known.get(name);
+      addressesOf.set(name, last === undefined ? [] : [...last.v4, ...last.v6]);
     } else {
       ttlMs = Math.min(ttlMs, host.value.ttlMs);
-      addresses = host.value.addresses;
+      addressesOf.set(name, host.value.addresses);
       if (host.value.error !== undefined) errors.push(host.value.error);
     }
-    for (const address of addresses) {
+  });
+  const byId = new Map<string, DnsRecord>();
+  for (const r of group) {
+    for (const address of addressesOf.get(r.name)!) {
       const next = record(address, r.port, r.weight > 0 ? r.weight : zeroWeight);
       const same = byId.get(next.id);
       // Two records naming one address and port are one shard carrying both weights.
       if (same === undefined) byId.set(next.id, next);
-      else same.weight += next.weight;
+      else same.dnsWeight += next.dnsWeight;
     }
-  });
+  }
   // Hosts the answer no longer names are forgotten.
-  const named = new Set(group.map((r) => r.name));
-  for (const name of known.keys()) if (!named.has(name)) known.delete(name);
+  for (const name of known.keys()) if (!addressesOf.has(name)) known.delete(name);
   if (byId.size === 0) throw errors[0] ?? noData(query.name);
-  return { records: [...byId.values()], ttlMs, errors };
+  const records = [...byId.values()];
+  scaleWeights(records);
+  return { records, ttlMs, errors };
 }
 
 /** Codes that say a family has no records, not that the lookup failed. */
@@ -138,7 +153,7 @@ async function resolveHost(
 
 function record(address: string, port: number, weight: number): DnsRecord {
   const host = isIP(address) === 6 ? `[${address}]` : address;
-  return { id: `${host}:${port}`, address, port, weight };
+  return { id: `${host}:${port}`, address, port, weight, dnsWeight: weight };
 }
 
 function noData(name: string): Error {

@@ -32,7 +32,10 @@ export interface DnsChange {
   added: string[];
   /** Ids of the shards removed (they drain: their in-flight calls finish). */
   removed: string[];
-  /** Ids of kept shards whose SRV weight changed. */
+  /**
+   * Ids of kept shards whose weight in DNS (`DnsRecord.dnsWeight`) changed. The weights applied
+   * are scaled together (`DNS_WEIGHT_TOTAL`), so others may move with it.
+   */
   reweighted: string[];
 }
 
@@ -71,8 +74,8 @@ export class DnsWatch extends GuardedEmitter<DnsWatchEvents> {
   #failures = 0;
   /** SRV target hosts' last addresses, for a lookup that fails while the others answer. */
   readonly #known: KnownHosts = new Map();
-  /** Ids of the shards the watch's last change set (none before its first). */
-  #made = new Set<string>();
+  /** The shards the watch's last change set, id → weight in DNS (none before its first). */
+  #made = new Map<string, number>();
   #cancelTimer: (() => void) | undefined;
   #unlistenClose: (() => void) | undefined;
 
@@ -205,6 +208,7 @@ export class DnsWatch extends GuardedEmitter<DnsWatchEvents> {
     const current = balancer.shards;
     const specs: ShardSpec<unknown>[] = [];
     const change: DnsChange = { added: [], removed: [], reweighted: [] };
+    let rescaled = false;
     // Kept shards keep their place (and their target object, so the balancer keeps their state).
     // A shard the watch did not make (one the balancer was built with) takes its target from DNS,
     // even when its id is a resolved address: the watch owns the whole membership.
@@ -215,12 +219,15 @@ export class DnsWatch extends GuardedEmitter<DnsWatchEvents> {
         continue;
       }
       wanted.delete(shard.id);
-      if (!this.#made.has(shard.id)) {
+      const dnsWeight = this.#made.get(shard.id);
+      if (dnsWeight === undefined) {
         specs.push({ id: r.id, target: this.#targetOf(r), weight: r.weight });
         change.added.push(r.id);
         continue;
       }
-      if (shard.weight !== r.weight) change.reweighted.push(shard.id);
+      if (dnsWeight !== r.dnsWeight) change.reweighted.push(shard.id);
+      // Scaled weights move together: one shard's new weight in DNS moves the others' too.
+      if (shard.weight !== r.weight) rescaled = true;
       specs.push(specOf(shard, r.weight));
     }
     // New ones after them, in a stable order (DNS rotates its answers).
@@ -229,10 +236,10 @@ export class DnsWatch extends GuardedEmitter<DnsWatchEvents> {
       change.added.push(r.id);
     }
     const changed = change.added.length + change.removed.length + change.reweighted.length > 0;
-    if (changed) {
+    if (changed || rescaled) {
       balancer.setShards(specs).catch((error: unknown) => this.#report(error));
     }
-    this.#made = new Set(specs.map((s) => s.id));
+    this.#made = new Map(records.map((r) => [r.id, r.dnsWeight]));
     this.#settleReady?.();
     this.#settleReady = undefined;
     if (changed && this.listenerCount('change') > 0) this.emit('change', change);

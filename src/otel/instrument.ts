@@ -7,7 +7,14 @@ import type {
 } from '@opentelemetry/api';
 import type { Balancer } from '../balancer.js';
 import { ConfigError, isShardwiseError } from '../errors.js';
-import type { EjectEvent, FailureEvent, RetryEvent, RouteEvent, SuccessEvent } from '../events.js';
+import type {
+  EjectEvent,
+  FailureEvent,
+  RetryEvent,
+  RouteEvent,
+  ShardEvent,
+  SuccessEvent,
+} from '../events.js';
 import { checkKnownKeys, checkObject } from '../validate.js';
 
 /**
@@ -39,6 +46,13 @@ const SHARD = 'shardwise.shard';
 const OUTCOME = 'shardwise.outcome';
 const REASON = 'shardwise.reason';
 const DISPLACED = 'displaced:';
+
+/** One shard's attribute sets: its own, and by outcome and by reason. */
+interface ShardSets {
+  plain: Attributes;
+  [OUTCOME]: Map<string, Attributes>;
+  [REASON]: Map<string, Attributes>;
+}
 
 /**
  * Publishes a balancer's figures as OpenTelemetry metrics, from its public events and `stats()`:
@@ -114,19 +128,40 @@ export function instrument(balancer: InstrumentedBalancer, options: InstrumentOp
     unit: '{run}',
   });
 
-  // Attribute sets are kept per shard (and outcome, reason): an event allocates none.
-  const cache = new Map<string, Attributes>();
+  // Attribute sets are kept per shard (and outcome, reason): an event allocates none. Only for
+  // members and the shards seen at the last collection, though: a shard that leaves is forgotten
+  // once it is observed at 0 (or at once, if no collection saw it), so ids that come and go —
+  // a DNS answering fresh addresses — cannot grow the cache. A departed shard's late events (its
+  // calls draining) build their sets afresh.
+  const cache = new Map<string, ShardSets>();
+  /** Ids of the members, from `stats()` at each collection and membership events in between. */
+  const members = new Set<string>(balancer.stats().shards.map((s) => s.id));
+  /** Shard ids observed at the last collection. */
+  let observed = new Set<string>();
   const attrs = (shardId: string, key?: string, value?: string): Attributes => {
-    const id = key === undefined ? shardId : `${shardId}\u0000${key}\u0000${value}`;
-    let set = cache.get(id);
+    let sets = cache.get(shardId);
+    if (sets === undefined) {
+      const plain: Attributes = { ...base, [SHARD]: shardId };
+      if (!members.has(shardId) && !observed.has(shardId)) {
+        return key === undefined ? plain : { ...plain, [key]: value! };
+      }
+      sets = { plain, [OUTCOME]: new Map(), [REASON]: new Map() };
+      cache.set(shardId, sets);
+    }
+    if (key === undefined) return sets.plain;
+    const byValue = sets[key as typeof OUTCOME | typeof REASON];
+    let set = byValue.get(value!);
     if (set === undefined) {
-      set =
-        key === undefined
-          ? { ...base, [SHARD]: shardId }
-          : { ...base, [SHARD]: shardId, [key]: value! };
-      cache.set(id, set);
+      set = { ...sets.plain, [key]: value! };
+      byValue.set(value!, set);
     }
     return set;
+  };
+  const onAdded = (e: ShardEvent) => members.add(e.shardId);
+  const onRemoved = (e: ShardEvent) => {
+    members.delete(e.shardId);
+    // Never observed: no gauge of it to bring to 0, nothing to keep.
+    if (!observed.has(e.shardId)) cache.delete(e.shardId);
   };
 
   const onSuccess = (e: SuccessEvent) => {
@@ -147,17 +182,15 @@ export function instrument(balancer: InstrumentedBalancer, options: InstrumentOp
       displaced.add(1, attrs(e.home ?? e.shardId, REASON, e.reason.slice(DISPLACED.length)));
     }
   };
-  /** Shard ids observed at the last collection. */
-  let observed = new Set<string>();
   const observe: BatchObservableCallback = (result) => {
     const stats = balancer.stats();
     result.observe(queueSize, stats.queued, base);
-    const members = new Set<string>();
+    members.clear();
+    for (const shard of stats.shards) members.add(shard.id);
     for (const shard of stats.shards) {
       const a = attrs(shard.id);
       result.observe(inFlight, shard.inFlight, a);
       result.observe(limit, shard.limit, a);
-      members.add(shard.id);
     }
     // A shard that left is observed once more, at 0 in flight and a cap of 0 (it takes nothing):
     // a cumulative reader would repeat its last figures for ever otherwise (the SDK keeps
@@ -168,11 +201,10 @@ export function instrument(balancer: InstrumentedBalancer, options: InstrumentOp
       const a = attrs(id);
       result.observe(inFlight, 0, a);
       result.observe(limit, 0, a);
-      for (const key of cache.keys()) {
-        if (key === id || key.startsWith(`${id}\u0000`)) cache.delete(key);
-      }
     }
-    observed = members;
+    observed = new Set(members);
+    // The cache now holds members only (a removal missed between collections is caught here).
+    for (const id of cache.keys()) if (!members.has(id)) cache.delete(id);
   };
   const observables: Observable[] = [inFlight, limit, queueSize];
 
@@ -181,6 +213,8 @@ export function instrument(balancer: InstrumentedBalancer, options: InstrumentOp
   balancer.on('retry', onRetry);
   balancer.on('eject', onEject);
   balancer.on('route', onRoute);
+  balancer.on('shardAdded', onAdded);
+  balancer.on('shardRemoved', onRemoved);
   meter.addBatchObservableCallback(observe, observables);
 
   let attached = true;
@@ -192,6 +226,8 @@ export function instrument(balancer: InstrumentedBalancer, options: InstrumentOp
     balancer.off('retry', onRetry);
     balancer.off('eject', onEject);
     balancer.off('route', onRoute);
+    balancer.off('shardAdded', onAdded);
+    balancer.off('shardRemoved', onRemoved);
     meter.removeBatchObservableCallback(observe, observables);
   };
 }

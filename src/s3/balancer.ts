@@ -152,6 +152,7 @@ export class S3Balancer extends Balancer<S3Target, S3TargetSpec | ShardSpec<S3Ta
       },
       // The balancer checked timeoutMs: an attempt's bound, and at most the S3 default.
       cleanupDeadlineMs: Math.min(attemptMs, S3_DEFAULTS.timeoutMs),
+      clock: this.clock,
       defaultRetryAfterMs: s3.defaultRetryAfterMs,
       maxRetryAfterMs: s3.maxRetryAfterMs,
     };

@@ -6,6 +6,7 @@ import {
   type S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
+import type { Clock } from '../types.js';
 import { bodyFailure, nextUnless, type Part } from './body.js';
 
 /** One multipart upload on one target. */
@@ -24,7 +25,7 @@ export interface MultipartJob {
   signal: AbortSignal;
   /** Maps an error of `operation` to what the balancer should see (the S3 classifier). */
   classify: (error: unknown, operation: string) => Promise<unknown>;
-  upkeep: Pick<S3Upkeep, 'track' | 'cleanupDeadlineMs'>;
+  upkeep: Pick<S3Upkeep, 'track' | 'cleanupDeadlineMs' | 'clock'>;
   /** The request's own bound on Create and Abort, when it set a `timeoutMs` (else the upkeep's). */
   cleanupDeadlineMs?: number | undefined;
 }
@@ -35,6 +36,8 @@ export interface S3Upkeep {
   track(done: Promise<void>): void;
   /** Bound on a CreateMultipartUpload and an AbortMultipartUpload, ms (the attempt's timeout). */
   cleanupDeadlineMs: number;
+  /** The balancer's clock: the cleanup deadline runs on it, as every other wait does. */
+  clock: Clock;
   defaultRetryAfterMs: number;
   maxRetryAfterMs: number;
 }
@@ -64,8 +67,7 @@ export async function multipartUpload(job: MultipartJob): Promise<{ etag: string
 
 async function upload(job: MultipartJob): Promise<{ etag: string; parts: number }> {
   const { client, bucket, key } = job;
-  const deadline = (): AbortSignal =>
-    AbortSignal.timeout(job.cleanupDeadlineMs ?? job.upkeep.cleanupDeadlineMs);
+  const deadlineMs = job.cleanupDeadlineMs ?? job.upkeep.cleanupDeadlineMs;
   // Until Create answers, the body's parts read so far are this attempt's alone: let them go.
   const release = (): void => {
     job.release();
@@ -75,14 +77,16 @@ async function upload(job: MultipartJob): Promise<{ etag: string; parts: number 
   try {
     // Not the attempt's signal: an abort after S3 created the upload would lose its id, and so
     // the means to abort it. An attempt that ended meanwhile is seen below.
-    const created = await client.send(
-      new CreateMultipartUploadCommand({
-        Bucket: bucket,
-        Key: key,
-        ContentType: job.contentType,
-        Metadata: job.metadata,
-      }),
-      { abortSignal: deadline() },
+    const created = await withDeadline(job.upkeep.clock, deadlineMs, (abortSignal) =>
+      client.send(
+        new CreateMultipartUploadCommand({
+          Bucket: bucket,
+          Key: key,
+          ContentType: job.contentType,
+          Metadata: job.metadata,
+        }),
+        { abortSignal },
+      ),
     );
     uploadId = created.UploadId;
   } catch (error) {
@@ -166,14 +170,39 @@ async function upload(job: MultipartJob): Promise<{ etag: string; parts: number 
     }
   }
   if (failure !== undefined) {
-    await client
-      .send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: id }), {
-        abortSignal: deadline(),
-      })
-      .then(noop, noop);
+    await withDeadline(job.upkeep.clock, deadlineMs, (abortSignal) =>
+      client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: id }), {
+        abortSignal,
+      }),
+    ).then(noop, noop);
     throw failure.error;
   }
   return { etag: etag!, parts: done.length };
+}
+
+/**
+ * `call` with a signal that aborts after `ms` on `clock` (a `TimeoutError`, as
+ * `AbortSignal.timeout` gives), its timer cancelled once the call settled.
+ */
+async function withDeadline<R>(
+  clock: Clock,
+  ms: number,
+  call: (signal: AbortSignal) => Promise<R>,
+): Promise<R> {
+  const controller = new AbortController();
+  const cancel = clock.setTimer(
+    () =>
+      controller.abort(
+        new DOMException('The operation was aborted due to timeout', 'TimeoutError'),
+      ),
+    ms,
+    true,
+  );
+  try {
+    return await call(controller.signal);
+  } finally {
+    cancel();
+  }
 }
 
 function noop(): void {}

@@ -1,7 +1,10 @@
 /**
  * A real DNS server for the DNS tests: dnsmasq in the foreground on a free loopback port, with
  * its own hosts file (TOOLCHAIN.md trap 10). Hosts changes are a rewrite + SIGHUP; SRV and TXT
- * records are command-line flags, so changing them restarts it on the same port.
+ * records are in a config file read at start (thousands of them fit, where flags would not), so
+ * changing them restarts it on the same port. Names are under `DOMAIN`, unless they end with a
+ * dot: `s.` is the one-label name `s` (an SRV answer of 3 000 records to one short target fits a
+ * TCP message of 64 KiB; RFC 2782 forbids compressing targets).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createSocket } from 'node:dgram';
@@ -32,6 +35,7 @@ export function findDnsmasq(): string | undefined {
 
 export interface SrvRecord {
   name: string;
+  /** Under `DOMAIN`, or absolute when it ends with a dot. */
   target: string;
   port: number;
   priority?: number;
@@ -39,7 +43,7 @@ export interface SrvRecord {
 }
 
 export interface Zone {
-  /** name → addresses (each name is under `DOMAIN`). */
+  /** name → addresses (each name is under `DOMAIN`, or absolute when it ends with a dot). */
   hosts?: Record<string, string[]>;
   srv?: SrvRecord[];
   /** Names that exist with a TXT record only (A/AAAA queries answer NODATA). */
@@ -114,7 +118,7 @@ export class DnsServer {
     const resolver = new Resolver({ timeout: 500, tries: 1 });
     resolver.setServers([this.address]);
     try {
-      return (await resolver.resolve4(`${name}.${DOMAIN}`)).sort();
+      return (await resolver.resolve4(fqdn(name))).sort();
     } catch {
       return [];
     }
@@ -142,7 +146,7 @@ export class DnsServer {
   #writeHosts(): void {
     const lines: string[] = [];
     for (const [name, addresses] of Object.entries(this.#zone.hosts ?? {})) {
-      for (const address of addresses) lines.push(`${address} ${name}.${DOMAIN}`);
+      for (const address of addresses) lines.push(`${address} ${fqdn(name)}`);
     }
     const file = join(this.dir, 'hosts');
     writeFileSync(file, `${lines.join('\n')}\n`);
@@ -163,13 +167,18 @@ export class DnsServer {
       '--no-negcache',
       '--pid-file=',
       `--local-ttl=${this.options.localTtl ?? 0}`,
+      `--conf-file=${join(this.dir, 'records.conf')}`,
     ];
+    const records: string[] = [];
     for (const r of this.#zone.srv ?? []) {
-      args.push(
-        `--srv-host=${r.name}.${DOMAIN},${r.target}.${DOMAIN},${r.port},${r.priority ?? 0},${r.weight ?? 0}`,
+      records.push(
+        `srv-host=${r.name}.${DOMAIN},${fqdn(r.target)},${r.port},${r.priority ?? 0},${r.weight ?? 0}`,
       );
     }
-    for (const name of this.#zone.txt ?? []) args.push(`--txt-record=${name}.${DOMAIN},"test"`);
+    for (const name of this.#zone.txt ?? []) records.push(`txt-record=${name}.${DOMAIN},"test"`);
+    const conf = join(this.dir, 'records.conf');
+    writeFileSync(conf, `${records.join('\n')}\n`);
+    chmodSync(conf, 0o644);
     this.#log = '';
     const child = spawn(findDnsmasq()!, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.#child = child;
@@ -208,6 +217,11 @@ export class DnsServer {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   }
+}
+
+/** `name` under `DOMAIN`, or `name` without its final dot when it ends with one. */
+function fqdn(name: string): string {
+  return name.endsWith('.') ? name.slice(0, -1) : `${name}.${DOMAIN}`;
 }
 
 async function freeUdpPort(): Promise<number> {

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createS3Balancer, createS3Client } from '../../src/s3/index.js';
+import { ManualClock, seededRandom } from '../../src/testing/index.js';
 import {
   type Answer,
   type FakeS3,
@@ -11,6 +12,16 @@ import {
 } from './fixtures/fake-s3.js';
 
 let fake: FakeS3 | undefined;
+
+const aborts = (f: FakeS3) => f.seen.filter((r) => r.op === 'AbortMultipartUpload');
+
+/** Polls `check` until it holds; bounded (10 s of real time), so a stuck upload fails the test. */
+async function until(check: () => boolean): Promise<void> {
+  for (let waited = 0; !check(); waited += 10) {
+    if (waited > 10_000) throw new Error('the condition did not hold within 10 s');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
 afterEach(async () => {
   await fake?.close();
   fake = undefined;
@@ -61,6 +72,10 @@ describe('multipart cleanup', () => {
       if (r.op === 'AbortMultipartUpload') return 'hang';
       return 'ok';
     };
+    // Time runs on the balancer's clock only: the attempt's timeout and the Abort's deadline pass
+    // when the test says, never because the machine is slow (at load 8 on 2 cores the upload to
+    // bkt-b once took longer than a real 300 ms, and timed out).
+    const clock = new ManualClock();
     const client = createS3Client(fakeClientOptions(f.endpoint));
     const s3 = createS3Balancer({
       targets: [
@@ -71,15 +86,26 @@ describe('multipart cleanup', () => {
       retry: { attempts: 3, backoff: { baseMs: 1, maxMs: 2 }, budget: false },
       health: false,
       timeoutMs: 300,
+      clock,
+      random: seededRandom(4),
     });
-    const outcome = await within(
-      s3.upload({ key: 'k/big.bin', body: payload(11 * MiB), partSizeBytes: 5 * MiB }).then(
+    const outcome = s3
+      .upload({ key: 'k/big.bin', body: payload(11 * MiB), partSizeBytes: 5 * MiB })
+      .then(
         (r) => r.bucket,
         (e: Error) => e.name,
-      ),
-      10_000,
-    );
-    expect(outcome).toBe('bkt-b');
+      );
+    // Round robin: bkt-a first. Its parts fail, and the upload's Abort there never answers.
+    await until(() => aborts(f).length === 1);
+    expect(clock.now()).toBe(0);
+    // The Abort's deadline is the attempt's 300 ms, on the balancer's clock: the attempt ends.
+    clock.advance(300);
+    // Its retry waits a backoff of 1–2 ms on the clock, then goes to bkt-b, where no clock time
+    // passes again: nothing can time it out.
+    await until(() => clock.nextTimerAt() !== undefined && clock.nextTimerAt()! <= 302);
+    clock.advance(clock.nextTimerAt()! - clock.now());
+    expect(await within(outcome, 10_000)).toBe('bkt-b');
+    expect(f.objects.has('bkt-b/k/big.bin')).toBe(true);
     // Every attempt has a deadline; a draining-free close must not wait forever on a trickling target.
     const closed = await within(
       s3.close({ drain: false, timeoutMs: 500 }).then(() => 'closed'),
@@ -87,6 +113,46 @@ describe('multipart cleanup', () => {
     );
     client.destroy();
     expect(closed).toBe('closed');
+    // One Abort, to bkt-a, never answered: the upload there is still open on the server.
+    expect(aborts(f).map((r) => r.bucket)).toEqual(['bkt-a']);
+    expect([...f.open.values()].map((u) => u.bucket)).toEqual(['bkt-a']);
+  });
+
+  it("the Abort's deadline runs on the balancer's clock, as every other wait does", async () => {
+    fake = await startFakeS3();
+    const f = fake;
+    f.answer = (r) => {
+      if (r.op === 'UploadPart') return { status: 500, code: 'InternalError' };
+      if (r.op === 'AbortMultipartUpload') return 'hang';
+      return 'ok';
+    };
+    const clock = new ManualClock();
+    const client = createS3Client(fakeClientOptions(f.endpoint));
+    const s3 = createS3Balancer({
+      targets: [{ client, bucket: 'bkt-a' }],
+      retry: { attempts: 1 },
+      health: false,
+      timeoutMs: 300,
+      clock,
+      random: seededRandom(4),
+    });
+    const outcome = s3
+      .upload({ key: 'k/big.bin', body: payload(11 * MiB), partSizeBytes: 5 * MiB })
+      .then(
+        () => 'ok',
+        (e: Error) => e.name,
+      );
+    await until(() => aborts(f).length === 1);
+    // A draining close waits for the upload's cleanup, which waits for the Abort: while the
+    // clock stands still, however much real time passes, neither ends (with a real-time deadline
+    // both did after 300 ms).
+    const closing = s3.close().then(() => 'closed');
+    expect(await within(closing, 600)).toBe('timeout');
+    clock.advance(300);
+    expect(await within(closing, 8_000)).toBe('closed');
+    expect(await outcome).toBe('RetriesExhaustedError'); // its one attempt timed out
+    client.destroy();
+    expect(aborts(f)).toHaveLength(1);
   });
 
   it('close({ drain: false }) during a multipart upload resolves only after the upload was aborted on the server', async () => {
