@@ -66,6 +66,12 @@ export interface BalancerOptions<T = unknown> {
   prefer?: Requirement[];
   /** How long a run waits for a saturated tier before it spills to the next, ms (default 0). */
   spillAfterMs?: number;
+  /**
+   * A shard label (`'region'`, `'site'`; `'zone'` reads a shard's `zone` when no label sets it)
+   * whose values the transit ledger is broken down by: `stats().transit.region.eu.wire` is the
+   * bytes sent to shards labelled `region: 'eu'` (default none).
+   */
+  transitLabel?: string;
 }
 
 export const BALANCER_DEFAULTS = {
@@ -91,6 +97,7 @@ const KNOWN = [
   'policy',
   'prefer',
   'spillAfterMs',
+  'transitLabel',
 ];
 
 export interface ResolvedOptions {
@@ -102,6 +109,7 @@ export interface ResolvedOptions {
   overflow: 'wait' | 'reject';
   timeoutMs: number;
   spillAfterMs: number;
+  transitLabel: string | undefined;
   retry: ResolvedRetryOptions | false;
   health: ResolvedHealthOptions | false;
 }
@@ -142,9 +150,21 @@ export function resolveOptions(
       checkTimeout('timeoutMs', v),
     ),
     spillAfterMs: orDefault(o.spillAfterMs, 0, (v) => duration('spillAfterMs', v)),
+    transitLabel: o.transitLabel === undefined ? undefined : checkLabelName(o.transitLabel),
     retry: resolveRetryOptions(o.retry),
     health: resolveHealthOptions(o.health),
   };
+}
+
+function checkLabelName(value: unknown): string {
+  if (typeof value !== 'string' || value === '') {
+    throw new ConfigError(
+      'transitLabel',
+      "must be a shard label's name (a non-empty string)",
+      value,
+    );
+  }
+  return value;
 }
 
 /**

@@ -46,6 +46,8 @@ const NO_CONTEXT: RunContext = {
     return new AbortController().signal;
   },
   onAbort: () => noop,
+  reportSent: noop,
+  reportReceived: noop,
 };
 
 /** The fields `request()` takes besides the HTTP parts: the run's options. */

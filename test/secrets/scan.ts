@@ -86,6 +86,7 @@ export const EVENT_NAMES = [
   'ready',
   'drained',
   'limit',
+  'transit',
   'rehash',
   'shardAdded',
   'shardRemoved',
