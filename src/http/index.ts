@@ -7,6 +7,14 @@
 // The core API too (Balancer, pickers, errors, types), so one import is enough for a transport
 // user: re-exported, not redeclared, so a name means the same class or type from either entry.
 export * from '../index.js';
+export {
+  COMPRESSION_DEFAULTS,
+  Compressed,
+  type CompressionCodec,
+  type CompressionOption,
+  Compressor,
+  createCompressor,
+} from '../transport/compression.js';
 export { parseRetryAfter } from '../transport/retry-after.js';
 export { createHttpBalancer, HttpBalancer } from './balancer.js';
 export type { WarmResult } from './connector.js';
@@ -14,14 +22,18 @@ export { BodyTooLargeError, HttpError } from './errors.js';
 export { HTTP_DEFAULTS } from './options.js';
 export { feedReportedLoad, parseLoadHeader } from './reported-load.js';
 export type {
+  HeadersFn,
   HttpBalancerOptions,
   HttpBalancerStats,
   HttpBody,
   HttpBodyValue,
+  HttpHeaders,
   HttpRequest,
   HttpResponse,
   HttpShardSpec,
   HttpShardStats,
   HttpTarget,
   HttpTlsOptions,
+  SignHook,
+  SignRequest,
 } from './types.js';

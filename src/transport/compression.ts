@@ -77,6 +77,9 @@ const ZLIB_CHUNK = 64 * 1024;
 export class Compressed {
   /** @internal a brand that survives two copies of the package. */
   readonly [BRAND] = true;
+  /** The body before compression: its secrets are scrubbed from a shard's echo of it. */
+  readonly #source: Uint8Array | string;
+
   constructor(
     /** The bytes to send (or the body as given, not compressed). */
     readonly body: Uint8Array | string,
@@ -84,7 +87,15 @@ export class Compressed {
     readonly encoding: string | undefined,
     /** The body's length before compression, bytes. */
     readonly rawBytes: number,
-  ) {}
+    source: Uint8Array | string = body,
+  ) {
+    this.#source = source;
+  }
+
+  /** @internal the body as it was before compression. */
+  source(): Uint8Array | string {
+    return this.#source;
+  }
 
   /** The length of `body` as sent, bytes. */
   get wireBytes(): number {
