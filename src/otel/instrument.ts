@@ -7,7 +7,14 @@ import type {
 } from '@opentelemetry/api';
 import type { Balancer } from '../balancer.js';
 import { ConfigError, isShardwiseError } from '../errors.js';
-import type { EjectEvent, FailureEvent, RetryEvent, RouteEvent, SuccessEvent } from '../events.js';
+import type {
+  EjectEvent,
+  FailureEvent,
+  RetryEvent,
+  RouteEvent,
+  SuccessEvent,
+  TransitEvent,
+} from '../events.js';
 import { checkKnownKeys, checkObject } from '../validate.js';
 
 /**
@@ -22,7 +29,8 @@ import { checkKnownKeys, checkObject } from '../validate.js';
 export type InstrumentOptions = ({ meterProvider: MeterProvider } | { meter: Meter }) & {
   /**
    * Added to every measurement (string, number or boolean values; the `shardwise.shard`,
-   * `shardwise.outcome` and `shardwise.reason` keys are the instrument's own). Needed when
+   * `shardwise.outcome`, `shardwise.reason`, `shardwise.tier`, `shardwise.encoding` and
+   * `shardwise.direction` keys are the instrument's own). Needed when
    * several balancers publish through one Meter: their gauges would otherwise overwrite each
    * other (the same attribute sets, last one observed wins).
    */
@@ -38,6 +46,9 @@ export type InstrumentedBalancer = Pick<Balancer<any>, 'on' | 'off' | 'stats'>;
 const SHARD = 'shardwise.shard';
 const OUTCOME = 'shardwise.outcome';
 const REASON = 'shardwise.reason';
+const TIER = 'shardwise.tier';
+const ENCODING = 'shardwise.encoding';
+const DIRECTION = 'shardwise.direction';
 const DISPLACED = 'displaced:';
 
 /**
@@ -49,13 +60,16 @@ const DISPLACED = 'displaced:';
  * | `shardwise.retries` | counter | `shardwise.shard` (the shard whose attempt failed) |
  * | `shardwise.ejections` | counter | `shardwise.shard` |
  * | `shardwise.displaced` | counter | `shardwise.shard` (the key's home), `shardwise.reason` (capped, ejected, retry, bounded) |
+ * | `shardwise.bytes` | counter, By | `shardwise.shard`, `shardwise.tier` (with `prefer` tiers), `shardwise.encoding` (gzip, zstd, br, identity), `shardwise.direction` (sent, received) |
  * | `shardwise.attempt.duration` | histogram, s | `shardwise.shard`, `shardwise.outcome` |
  * | `shardwise.in_flight` | observable gauge | `shardwise.shard` |
  * | `shardwise.limit` | observable gauge | `shardwise.shard` (a shard that left: 0 once, then gone) |
  * | `shardwise.queue.size` | observable gauge | — |
  *
  * An attempt is counted when it ends (an attempt the caller aborted has no outcome and is not
- * counted). `@opentelemetry/api` is an optional peer: this module imports only its types. Returns
+ * counted). `shardwise.bytes` counts body bytes as they travelled — sent after compression,
+ * received as they came — when the transport reports them (`transit` events); the bytes before
+ * compression are in `stats().bytes.raw`. `@opentelemetry/api` is an optional peer: this module imports only its types. Returns
  * `detach()`, which stops every instrument (idempotent).
  *
  * @example
@@ -100,6 +114,11 @@ export function instrument(balancer: InstrumentedBalancer, options: InstrumentOp
         0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
       ],
     },
+  });
+  const bytes = meter.createCounter('shardwise.bytes', {
+    description:
+      'Request and response body bytes on the wire, by shard, tier, encoding and direction',
+    unit: 'By',
   });
   const inFlight = meter.createObservableGauge('shardwise.in_flight', {
     description: 'Calls in flight, by shard',
@@ -147,6 +166,17 @@ export function instrument(balancer: InstrumentedBalancer, options: InstrumentOp
       displaced.add(1, attrs(e.home ?? e.shardId, REASON, e.reason.slice(DISPLACED.length)));
     }
   };
+  // Kept per shard, tier, encoding and direction, as the other sets are (forgotten with the shard).
+  const onTransit = (e: TransitEvent) => {
+    const id = `${e.shardId}\u0000b\u0000${e.tier ?? ''}\u0000${e.encoding}\u0000${e.direction}`;
+    let set = cache.get(id);
+    if (set === undefined) {
+      set = { ...base, [SHARD]: e.shardId, [ENCODING]: e.encoding, [DIRECTION]: e.direction };
+      if (e.tier !== undefined) set[TIER] = e.tier;
+      cache.set(id, set);
+    }
+    bytes.add(e.bytes, set);
+  };
   /** Shard ids observed at the last collection. */
   let observed = new Set<string>();
   const observe: BatchObservableCallback = (result) => {
@@ -181,6 +211,7 @@ export function instrument(balancer: InstrumentedBalancer, options: InstrumentOp
   balancer.on('retry', onRetry);
   balancer.on('eject', onEject);
   balancer.on('route', onRoute);
+  balancer.on('transit', onTransit);
   meter.addBatchObservableCallback(observe, observables);
 
   let attached = true;
@@ -192,6 +223,7 @@ export function instrument(balancer: InstrumentedBalancer, options: InstrumentOp
     balancer.off('retry', onRetry);
     balancer.off('eject', onEject);
     balancer.off('route', onRoute);
+    balancer.off('transit', onTransit);
     meter.removeBatchObservableCallback(observe, observables);
   };
 }
@@ -247,7 +279,7 @@ function checkMeter(field: string, expectation: string, meter: unknown): Meter {
   return meter as Meter;
 }
 
-const OWN_KEYS = new Set([SHARD, OUTCOME, REASON]);
+const OWN_KEYS = new Set([SHARD, OUTCOME, REASON, TIER, ENCODING, DIRECTION]);
 
 /** `options.attributes`, checked and copied (a later change by the caller is not seen). */
 function baseAttributes(value: unknown): Attributes {
