@@ -8,6 +8,14 @@
 // The core API too (Balancer, pickers, errors, types), so one import is enough for a transport
 // user: re-exported, not redeclared, so a name means the same class or type from either entry.
 export * from '../index.js';
+export {
+  COMPRESSION_DEFAULTS,
+  Compressed,
+  type CompressionCodec,
+  type CompressionOption,
+  Compressor,
+  createCompressor,
+} from '../transport/compression.js';
 export { createS3Balancer, S3Balancer } from './balancer.js';
 export { classifyS3Error, type S3CallInfo } from './classify.js';
 export { createS3Client, S3_CLIENT_DEFAULTS } from './client.js';
