@@ -3,9 +3,12 @@
  * run on the libuv threadpool, a process-wide FIFO of a few threads that also serves
  * `dns.lookup` (every new connection to a host name), `fs` and `crypto`. A producer that starts
  * a compression per batch as fast as it encodes would queue hundreds of jobs there, and a DNS
- * lookup would wait behind all of them. The gate keeps the excess in its own queue instead, and
- * leaves one thread of the pool free for that other work.
+ * lookup would wait behind all of them. The gate keeps the excess in its own queue instead; it
+ * leaves one thread of the pool free for that other work, and one core for the main thread,
+ * which encodes, sends and reads the responses (on 2 cores, 3 compressions at once were no
+ * faster than 1 and made the event loop wait for a core: bench/compression.bench.ts).
  */
+import os from 'node:os';
 
 /** libuv's default threadpool size. */
 const DEFAULT_POOL = 4;
@@ -22,9 +25,12 @@ export function threadpoolSize(env: NodeJS.ProcessEnv = process.env): number {
   return Number.isInteger(n) && n >= 1 ? Math.min(n, MAX_POOL) : DEFAULT_POOL;
 }
 
-/** Compressions at once for a pool of `poolSize` threads: all but one (at least one). */
-export function gateSize(poolSize: number): number {
-  return Math.max(1, poolSize - 1);
+/**
+ * Compressions at once for a pool of `poolSize` threads on `cores` cores: all threads but one,
+ * and no more than the cores but one (at least one).
+ */
+export function gateSize(poolSize: number, cores: number): number {
+  return Math.max(1, Math.min(poolSize - 1, cores - 1));
 }
 
 /**
@@ -101,6 +107,6 @@ let shared: Gate | undefined;
 
 /** The process's one gate for compressions (the threadpool is the process's too). */
 export function compressionGate(): Gate {
-  shared ??= new Gate(gateSize(threadpoolSize()));
+  shared ??= new Gate(gateSize(threadpoolSize(), os.availableParallelism()));
   return shared;
 }

@@ -66,25 +66,40 @@ export function loadZstd(field: string, load: PeerImport = importPeer): Promise<
   });
 }
 
+type PeerCompress = (bytes: Buffer, level: number) => Promise<Buffer>;
+
+/**
+ * The peer's `compress`. 1.2.2's `index.js` drops the level it is given (its native binding,
+ * `bindings.js`, takes it, and compresses at 3 without it): the binding is used where it is
+ * there, the main module otherwise.
+ */
 async function fromPeer(load: PeerImport): Promise<ZstdCompress> {
-  const mod = (await load(ZSTD_PEER)) as {
-    compress?: unknown;
-    default?: { compress?: unknown };
-  };
-  // ESM sees a CommonJS module's exports as named ones, or only as `default`.
-  const compress = (typeof mod?.compress === 'function' ? mod.compress : mod?.default?.compress) as
-    | ((bytes: Buffer, level: number) => Promise<Buffer>)
-    | undefined;
-  if (typeof compress !== 'function') {
-    throw new Error(`${ZSTD_PEER} has no compress() function`);
+  let compress: PeerCompress | undefined;
+  try {
+    compress = compressOf(await load(`${ZSTD_PEER}/bindings.js`));
+  } catch {
+    // Not this layout: the main module.
   }
+  compress ??= compressOf(await load(ZSTD_PEER));
+  if (compress === undefined) throw new Error(`${ZSTD_PEER} has no compress() function`);
+  const peer = compress;
   return (bytes, level) =>
-    compress(
+    peer(
       Buffer.isBuffer(bytes)
         ? bytes
         : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
       level,
-    );
+    ).catch((error: unknown) => {
+      // The binding's errors carry no stack.
+      throw new Error(`zstd: ${error instanceof Error ? error.message : String(error)}`);
+    });
+}
+
+/** `compress` of a module as ESM sees it: named (CommonJS exports found) or only `default`. */
+function compressOf(mod: unknown): PeerCompress | undefined {
+  const m = mod as { compress?: unknown; default?: { compress?: unknown } } | undefined;
+  const compress = typeof m?.compress === 'function' ? m.compress : m?.default?.compress;
+  return typeof compress === 'function' ? (compress as PeerCompress) : undefined;
 }
 
 function missingZstd(field: string, cause: unknown): ConfigError {

@@ -209,13 +209,16 @@ describe('the gate', () => {
     expect(await Promise.all(out.map(decompress))).toEqual(bodies);
   });
 
-  it('its size follows UV_THREADPOOL_SIZE, leaving one thread free', () => {
+  it('its size follows UV_THREADPOOL_SIZE and the cores, leaving a thread and a core free', () => {
     expect(threadpoolSize({})).toBe(4);
     expect(threadpoolSize({ UV_THREADPOOL_SIZE: '16' })).toBe(16);
     expect(threadpoolSize({ UV_THREADPOOL_SIZE: 'lots' })).toBe(4);
     expect(threadpoolSize({ UV_THREADPOOL_SIZE: '0' })).toBe(4);
     expect(threadpoolSize({ UV_THREADPOOL_SIZE: '5000' })).toBe(1024);
-    expect([gateSize(4), gateSize(16), gateSize(1)]).toEqual([3, 15, 1]);
+    expect([gateSize(4, 8), gateSize(16, 8), gateSize(16, 32), gateSize(1, 8)]).toEqual([
+      3, 7, 15, 1,
+    ]);
+    expect([gateSize(4, 2), gateSize(4, 1)]).toEqual([1, 1]);
     expect(() => new Gate(0)).toThrow(RangeError);
   });
 });
@@ -235,7 +238,14 @@ describe('zstd from the optional peer', () => {
     const outs = await Promise.all([z.compress(BATCH), z.compress(BATCH), z.ready()]);
     expect(await decompress(outs[0] as Compressed)).toBe(BATCH);
     // node:zlib's own zstd (Node ≥ 22.15) needs no import at all.
-    expect(names).toEqual(nativeZstd() === undefined ? ['@mongodb-js/zstd'] : []);
+    expect(names).toEqual(nativeZstd() === undefined ? ['@mongodb-js/zstd/bindings.js'] : []);
+  });
+
+  it('the level reaches the peer (its index.js drops it; its binding takes it)', async () => {
+    const fast = await resolveCompression('c', { codec: 'zstd', level: 1 })!.compress(BATCH);
+    const small = await resolveCompression('c', { codec: 'zstd', level: 19 })!.compress(BATCH);
+    expect(small.wireBytes).toBeLessThan(fast.wireBytes * 0.9);
+    expect(await decompress(small)).toBe(BATCH);
   });
 
   it('a CommonJS peer seen only as `default` works too', async () => {
