@@ -43,7 +43,7 @@ export const COMPRESSION_DEFAULTS = {
     gzip: { default: 1, min: 1, max: 9 },
     // zstd's own default is 3; 1 is faster on ingest batches at much the same size.
     zstd: { default: 1, min: 1, max: 22 },
-    // Brotli's default (11) takes ~100× longer; 0 gives up half its ratio for little speed.
+    // Brotli's default (11) is many times slower; 0 gives up much of its ratio for little speed.
     br: { default: 1, min: 0, max: 11 },
   },
   /** Below ~1 KiB a body fits in one packet anyway and compression costs more than it saves. */
@@ -187,7 +187,7 @@ export class Compressor {
     const input = typeof bytes === 'string' ? Buffer.from(bytes) : bytes;
     return this.#gate
       .run(() => this.#run(input))
-      .then((out) => new Compressed(out, this.encoding, raw));
+      .then((out) => new Compressed(out, this.encoding, raw, bytes));
   }
 
   #run(input: Uint8Array): Promise<Uint8Array> {
