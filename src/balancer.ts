@@ -34,6 +34,7 @@ import { type WrapOptions, wrapper } from './run-options.js';
 import { entropyRandom, systemClock } from './runtime.js';
 import { Shard } from './shard.js';
 import { type BalancerStats, Figures } from './stats.js';
+import { TransitLedger } from './transit.js';
 import type {
   Clock,
   EwmaOptions,
@@ -78,7 +79,7 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
   readonly #outliers: OutlierDetector<Shard<T>> | undefined;
   readonly #membership: Membership<T, S>;
   readonly #candidates: CandidateSet<T>;
-  readonly #figures = new Figures();
+  readonly #figures: Figures;
   readonly #router: Router<T>;
   readonly #dispatcher: Dispatcher<T>;
   /** The transports' release, once `close()` has drained or aborted every run. */
@@ -94,6 +95,7 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
     const o = resolveOptions(options as BalancerOptions<unknown>, extension.knownOptions);
     this.clock = options.clock ?? systemClock;
     this.random = options.random === undefined ? entropyRandom() : boundedRandom(options.random);
+    this.#figures = new Figures(new TransitLedger(o.transitLabel, this));
     this.picker = options.picker ?? peakEwma();
     // Load figures read the time from here: frozen at the pick's time while the picker runs.
     const ticker = new TickClock(this.clock);

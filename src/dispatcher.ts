@@ -344,7 +344,7 @@ export class Dispatcher<T> {
     this.#inFlight++;
     run.probe = shard.startAttempt(run.bytes);
     this.#candidates.update(shard, wasAvailable);
-    const ctx = new AttemptContext(run.attempt);
+    const ctx = new AttemptContext(run.attempt, this.#parts.figures.transit, shard, run.tier);
     run.ctx = ctx;
     run.attemptStartMs = now;
     const keyed = run.keyed;

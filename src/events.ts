@@ -109,6 +109,24 @@ export interface RouteEvent {
   home?: string;
 }
 
+/**
+ * An attempt's transport reported bytes (`ctx.reportSent`, `ctx.reportReceived`): a request body
+ * sent, or a response body received. Ids and figures only.
+ */
+export interface TransitEvent {
+  shardId: string;
+  attempt: number;
+  /** Index of the `prefer` tier the attempt ran in, or undefined without tiers. */
+  tier: number | undefined;
+  direction: 'sent' | 'received';
+  /** Bytes on the wire: the body as sent (compressed), or as received. */
+  bytes: number;
+  /** Sent: the body's bytes before compression. Received: the same as `bytes`. */
+  rawBytes: number;
+  /** The bytes' content-encoding (`gzip`, `zstd`, `br`), `identity` when none. */
+  encoding: string;
+}
+
 /** A shard's adaptive concurrency limit moved. */
 export interface LimitEvent {
   shardId: string;
@@ -142,6 +160,8 @@ export interface BalancerEvents {
   /** Every admitted run has settled. */
   drained: [];
   limit: [LimitEvent];
+  /** An attempt reported bytes sent or received (see `TransitEvent`). */
+  transit: [TransitEvent];
   rehash: [RehashEvent];
   shardAdded: [ShardEvent];
   shardRemoved: [ShardEvent & { drained: boolean }];

@@ -83,6 +83,12 @@ export interface BalancerOptions<T = unknown> {
   prefer?: Requirement[];
   /** How long a run waits for a saturated tier before it spills to the next, ms (default 0). */
   spillAfterMs?: number;
+  /**
+   * A shard label (`'region'`, `'site'`; `'zone'` reads a shard's `zone` when no label sets it)
+   * whose values the transit ledger is broken down by: `stats().transit.region.eu.wire` is the
+   * bytes sent to shards labelled `region: 'eu'` (default none).
+   */
+  transitLabel?: string;
 }
 
 export const BALANCER_DEFAULTS = {
@@ -110,6 +116,7 @@ const KNOWN = [
   'policy',
   'prefer',
   'spillAfterMs',
+  'transitLabel',
 ];
 
 export interface ResolvedOptions {
@@ -122,6 +129,7 @@ export interface ResolvedOptions {
   timeoutMs: number;
   deliveryTimeoutMs: number;
   spillAfterMs: number;
+  transitLabel: string | undefined;
   retry: ResolvedRetryOptions | false;
   health: ResolvedHealthOptions | false;
 }
@@ -166,6 +174,7 @@ export function resolveOptions(
       checkTimeout('deliveryTimeoutMs', v),
     ),
     spillAfterMs: orDefault(o.spillAfterMs, 0, (v) => duration('spillAfterMs', v)),
+    transitLabel: o.transitLabel === undefined ? undefined : checkLabelName(o.transitLabel),
     retry: resolveRetryOptions(o.retry),
     health: resolveHealthOptions(o.health),
   };
@@ -173,6 +182,17 @@ export function resolveOptions(
 
 function fixedCapOf(value: unknown): number | undefined {
   return typeof value === 'function' ? (value as { [FIXED_CAP]?: number })[FIXED_CAP] : undefined;
+}
+
+function checkLabelName(value: unknown): string {
+  if (typeof value !== 'string' || value === '') {
+    throw new ConfigError(
+      'transitLabel',
+      "must be a shard label's name (a non-empty string)",
+      value,
+    );
+  }
+  return value;
 }
 
 /**

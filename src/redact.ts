@@ -258,6 +258,28 @@ export function requestSecrets(
 }
 
 /**
+ * The secrets of a request plus those of headers a caller's function or signing hook made for one
+ * attempt: every value of those is a secret whatever its name (whole; the longer pieces too for
+ * a credential's name, as {@link requestSecrets} takes them), longest first.
+ */
+export function givenHeaderSecrets(
+  given: readonly Readonly<Record<string, unknown>>[],
+  known: readonly string[],
+): string[] {
+  const found = new Set<string>(known);
+  for (const headers of given) {
+    for (const secret of requestSecrets(headers)) found.add(secret);
+    for (const name of Object.keys(headers)) {
+      const value = headers[name];
+      for (const v of Array.isArray(value) ? value : [value]) {
+        if (typeof v === 'string' && v.length >= MIN_SECRET) found.add(v);
+      }
+    }
+  }
+  return [...found].sort((a, b) => b.length - a.length);
+}
+
+/**
  * A value safe to keep on an error (`ConfigError.value`): numbers, booleans and the like as they
  * are, strings with URL credentials and queries removed, and anything that may hold secrets
  * inside (objects, arrays, bytes) replaced by a description of its shape.

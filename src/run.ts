@@ -11,6 +11,7 @@ import type { QueueNode } from './queue.js';
 import type { CompiledRequirement, Requirement } from './routing/requirement.js';
 import type { Shard } from './shard.js';
 import type { DisplacementReason } from './stats.js';
+import type { TransitLedger } from './transit.js';
 import type { Key, ShardState } from './types.js';
 
 /** What a run's function receives besides the shard. */
@@ -31,6 +32,27 @@ export interface RunContext {
    * send of the same records. Undefined for other runs.
    */
   readonly batchId?: string | undefined;
+  /**
+   * Reports a request body this attempt sent: `rawBytes` before compression, `wireBytes` as sent,
+   * and the `encoding` of those bytes (`gzip`, `zstd`, `br`; omitted: `identity`). Counted in the
+   * transit ledger (`stats().bytes`, per shard, tier and `transitLabel` value) and announced as a
+   * `transit` event. Call it once per body sent; the HTTP transport's calls report their own.
+   *
+   * @example
+   * const body = await gzip.compress(batch);
+   * await post(shard.target, body.body, signal);
+   * ctx.reportSent(body.rawBytes, body.wireBytes, body.encoding);
+   */
+  reportSent(rawBytes: number, wireBytes: number, encoding?: string): void;
+  /**
+   * Reports a response body this attempt received, `bytes` as they came (`encoding`: the
+   * response's content-encoding, if any).
+   *
+   * @example
+   * const reply = await res.arrayBuffer();
+   * ctx.reportReceived(reply.byteLength);
+   */
+  reportReceived(bytes: number, encoding?: string): void;
 }
 
 /** The work of a run: talk to `shard.target`, honour `ctx.signal`. */
@@ -87,8 +109,30 @@ export class AttemptContext implements RunContext {
   #more: ((reason: unknown) => void)[] | undefined;
   /** Set by an ingestion before it sends a batch (see `RunContext.batchId`). */
   batchId: string | undefined = undefined;
+  /** Where reported bytes are counted, and for which shard and tier (none outside a balancer). */
+  readonly #ledger: TransitLedger | undefined;
+  readonly #shard: Shard<unknown> | undefined;
+  readonly #tier: number;
 
-  constructor(readonly attempt: number) {}
+  constructor(
+    readonly attempt: number,
+    ledger?: TransitLedger,
+    shard?: Shard<unknown>,
+    tier = -1,
+  ) {
+    this.#ledger = ledger;
+    this.#shard = shard;
+    this.#tier = tier;
+  }
+
+  // Counted even after the attempt ended: the bytes did travel (a body sent before a timeout).
+  reportSent(rawBytes: number, wireBytes: number, encoding?: string): void {
+    this.#ledger?.sent(this.#shard!, this.#tier, this.attempt, rawBytes, wireBytes, encoding);
+  }
+
+  reportReceived(bytes: number, encoding?: string): void {
+    this.#ledger?.received(this.#shard!, this.#tier, this.attempt, bytes, encoding);
+  }
 
   get signal(): AbortSignal {
     if (this.#controller === undefined) {

@@ -14,6 +14,7 @@ import type {
   LoadReport,
   ShardSpec,
   ShardState,
+  TransitBytes,
 } from './types.js';
 
 /**
@@ -56,6 +57,8 @@ export class Shard<T = unknown> extends InFlight implements ShardState<T> {
   successes = 0;
   /** Keyed attempts whose home this shard was, sent elsewhere (by reason). */
   readonly displaced: DisplacedCounts = { total: 0, capped: 0, ejected: 0, retry: 0, bounded: 0 };
+  /** Bytes its attempts reported sending and receiving (kept by the transit ledger). */
+  readonly transit: TransitBytes = { raw: 0, wire: 0, received: 0 };
 
   constructor(
     spec: ShardSpec<T>,

@@ -3,7 +3,8 @@
  * balancer and its rooms call the counting methods; nothing here decides anything.
  */
 import type { Shard } from './shard.js';
-import type { DisplacedCounts, DisplacementReason } from './types.js';
+import type { TransitLedger } from './transit.js';
+import type { DisplacedCounts, DisplacementReason, TransitBytes } from './types.js';
 
 export type { DisplacedCounts, DisplacementReason } from './types.js';
 
@@ -24,6 +25,8 @@ export interface ShardStats {
   limit: number;
   /** Keyed attempts whose home this shard was, sent to another shard. */
   displaced: DisplacedCounts;
+  /** Body bytes its attempts sent (before and after compression) and received. */
+  bytes: TransitBytes;
 }
 
 /** A plain snapshot of the balancer's figures. */
@@ -55,10 +58,24 @@ export interface BalancerStats {
   /** Panic mode is on (too few healthy shards: ejection ignored). */
   panic: boolean;
   shards: ShardStats[];
-  /** Attempts and bytes per `prefer` tier, in tier order (empty without tiers). */
-  tiers: { tier: number; requests: number; bytes: number }[];
-  /** Attempts and bytes per label value: `labels.region.eu.requests`. */
+  /**
+   * Body bytes sent (`raw` before compression, `wire` after) and received, over every attempt
+   * since the balancer was made (shards that left included), as transports report them.
+   */
+  bytes: TransitBytes;
+  /**
+   * Per `prefer` tier, in tier order (empty without tiers): attempts started, the `bytes` those
+   * runs declared (`RunOptions.bytes`, what byte-aware load counts), and the body bytes reported
+   * (`transit`).
+   */
+  tiers: { tier: number; requests: number; bytes: number; transit: TransitBytes }[];
+  /** Attempts and declared bytes per label value: `labels.region.eu.requests`. */
   labels: Record<string, Record<string, { requests: number; bytes: number }>>;
+  /**
+   * Body bytes per value of the `transitLabel` (`transit.region.eu.wire`); empty without one.
+   * Shards without the label are counted in `bytes` only.
+   */
+  transit: Record<string, Record<string, TransitBytes>>;
 }
 
 /** The counters of a balancer. */
@@ -72,9 +89,13 @@ export class Figures {
   readonly tiers: { tier: number; requests: number; bytes: number }[] = [];
   readonly labels = new Map<string, Map<string, { requests: number; bytes: number }>>();
 
+  /** `transit`: the bytes attempts reported (the ledger writes each shard's `transit` too). */
+  constructor(readonly transit: TransitLedger) {}
+
   /** Starts the per-tier counters (`tiers` tiers plus the last, implicit one). */
   useTiers(tiers: number): void {
     for (let t = 0; t <= tiers; t++) this.tiers.push({ tier: t, requests: 0, bytes: 0 });
+    this.transit.useTiers(tiers);
   }
 
   /** An attempt started on `shard`, in `tier` (−1: no tiers), carrying `bytes`. */
@@ -141,14 +162,17 @@ export class Figures {
         ejections: s.health.ejections,
         limit: s.limit,
         displaced: { ...s.displaced },
+        bytes: { ...s.transit },
       })),
-      tiers: this.tiers.map((t) => ({ ...t })),
+      bytes: { ...this.transit.total },
+      tiers: this.tiers.map((t, i) => ({ ...t, transit: { ...this.transit.tiers[i]! } })),
       labels: Object.fromEntries(
         [...this.labels].map(([label, values]) => [
           label,
           Object.fromEntries([...values].map(([value, figures]) => [value, { ...figures }])),
         ]),
       ),
+      transit: this.transit.snapshotLabels(),
     };
   }
 }

@@ -194,3 +194,16 @@ export interface DisplacedCounts {
   /** The home was at the bounded-load limit (`consistentHash({ boundedLoad })`). */
   bounded: number;
 }
+
+/**
+ * Bytes of request and response bodies, as transports report them (headers and framing are not
+ * counted): `stats().bytes`, per shard, per tier and per `transitLabel` value.
+ */
+export interface TransitBytes {
+  /** Request bodies before compression. */
+  raw: number;
+  /** Request bodies as sent (after compression): what left for the shards. */
+  wire: number;
+  /** Response bodies as received. */
+  received: number;
+}

@@ -788,6 +788,7 @@ describe('stats', () => {
           ejections: 0,
           limit: 2,
           displaced: { total: 0, capped: 0, ejected: 0, retry: 0, bounded: 0 },
+          bytes: { raw: 0, wire: 0, received: 0 },
         },
         {
           id: 'b',
@@ -799,6 +800,7 @@ describe('stats', () => {
           ejections: 0,
           limit: 2,
           displaced: { total: 0, capped: 0, ejected: 0, retry: 0, bounded: 0 },
+          bytes: { raw: 0, wire: 0, received: 0 },
         },
       ],
     });
@@ -826,6 +828,7 @@ describe('stats', () => {
     }
     expect(Object.keys(stats.shards[0]!).sort()).toEqual(
       [
+        'bytes',
         'displaced',
         'ejected',
         'ejections',

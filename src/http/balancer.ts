@@ -11,6 +11,7 @@ import type {
 import type { MembershipHooks } from '../membership.js';
 import { systemClock, wallClock } from '../runtime.js';
 import type { AttemptBody } from '../transport/body.js';
+import { type Compressor, resolveCompression } from '../transport/compression.js';
 import { TargetResources } from '../transport/targets.js';
 import type { ShardSpec, ShardState } from '../types.js';
 import { bool } from '../validate.js';
@@ -49,10 +50,13 @@ const NO_CONTEXT: RunContext = {
     return new AbortController().signal;
   },
   onAbort: () => noop,
+  reportSent: noop,
+  reportReceived: noop,
 };
 
 /** The fields `request()` takes besides the HTTP parts: the run's options. */
 const RUN_KEYS: readonly string[] = [
+  'compression',
   'key',
   'idempotent',
   'signal',
@@ -94,6 +98,8 @@ export class HttpBalancer extends Balancer<HttpTarget, HttpShardSpec | ShardSpec
     });
     super(core, { knownOptions: HTTP_OPTION_KEYS, hooks });
     this.#http = http;
+    // zstd's peer loads now, not at the first request (a missing one fails that request).
+    http.compression?.ready().catch(noop);
     this.#pools = pools;
     this.#read = {
       bodyLimitBytes: http.bodyLimitBytes,
@@ -120,9 +126,11 @@ export class HttpBalancer extends Balancer<HttpTarget, HttpShardSpec | ShardSpec
   request(request: HttpRequest): Promise<HttpResponse> {
     let exchange: Exchange;
     let runOptions: RunOptions;
+    let compressor: Compressor | undefined;
     try {
       checkRequestShape(request, RUN_KEYS);
       exchange = exchangeOf(request);
+      compressor = this.#compressorFor(request, exchange);
       const { method, body } = exchange;
       let idempotent =
         request.idempotent === undefined
@@ -140,7 +148,44 @@ export class HttpBalancer extends Balancer<HttpTarget, HttpShardSpec | ShardSpec
     } catch (error) {
       return this.refuse(error);
     }
-    return this.run((shard, ctx) => this.#attempt(shard, ctx, exchange), runOptions);
+    if (compressor === undefined) {
+      return this.run((shard, ctx) => this.#attempt(shard, ctx, exchange), runOptions);
+    }
+    // Compressed once, before admission: every attempt sends these bytes, and no attempt's
+    // latency (what the picker learns from) includes the compression.
+    return compressor.compress(exchange.body.value as string | Uint8Array).then(
+      (compressed) => {
+        let ex: Exchange;
+        try {
+          ex = exchange.withBody(compressed, 'request.headers');
+        } catch (error) {
+          return this.refuse(error);
+        }
+        return this.run((shard, ctx) => this.#attempt(shard, ctx, ex), runOptions);
+      },
+      (error: unknown) => this.refuse(error),
+    );
+  }
+
+  /**
+   * The compressor for a request's body: its own `compression`, else the balancer's; none for a
+   * body that is empty or already compressed. A stream or a body function cannot be compressed
+   * once: a `ConfigError` when the request asks, sent as it is under the balancer's default.
+   */
+  #compressorFor(request: HttpRequest, exchange: Exchange): Compressor | undefined {
+    const own = request.compression;
+    const compressor =
+      own === undefined ? this.#http.compression : resolveCompression('request.compression', own);
+    const { value, compressed } = exchange.body;
+    if (compressor === undefined || compressed !== undefined || value === null) return undefined;
+    if (value !== undefined) return compressor;
+    if (own === undefined) return undefined;
+    throw new ConfigError(
+      'request.compression',
+      'applies to a string or Uint8Array body (a stream or a body function is sent as it is: compress it yourself, or pass a Compressed body)',
+      undefined,
+      { given: false },
+    );
   }
 
   /**
@@ -156,7 +201,7 @@ export class HttpBalancer extends Balancer<HttpTarget, HttpShardSpec | ShardSpec
    */
   sendTo(
     shard: ShardState<HttpTarget>,
-    request: Pick<HttpRequest, 'method' | 'path' | 'headers' | 'body'>,
+    request: Pick<HttpRequest, 'method' | 'path' | 'headers' | 'body' | 'sign'>,
     ctx?: RunContext,
   ): Promise<HttpResponse> {
     let exchange: Exchange;
@@ -269,14 +314,17 @@ export class HttpBalancer extends Balancer<HttpTarget, HttpShardSpec | ShardSpec
     } catch (error) {
       return Promise.reject(error);
     }
-    return sendExchange(
-      pool,
-      this.#read,
-      shard,
-      ex,
-      { path: ex.path, method: ex.method as 'GET', headers: ex.headers, body },
-      ctx,
-    );
+    const { path, method, source } = ex;
+    if (source === undefined) {
+      const options = { path, method: method as 'GET', headers: ex.headers, body };
+      return sendExchange(pool, this.#read, shard, ex, options, ctx, undefined);
+    }
+    return source
+      .forAttempt(shard, ctx.attempt, method, path, body, ex.encoding)
+      .then(({ headers, body, given }) => {
+        const options = { path, method: method as 'GET', headers, body };
+        return sendExchange(pool, this.#read, shard, ex, options, ctx, given);
+      });
   }
 }
 

@@ -1,33 +1,18 @@
 /**
- * One HTTP request across its attempts: its checked method, path and headers, and its body
- * sorted into a replayable kind. Request-shape mistakes are `ConfigError`s that never echo a
- * header value or a query string.
+ * One HTTP request across its attempts: its checked method, path and headers (fixed, or made per
+ * attempt), and its body sorted into a replayable kind. Request-shape mistakes are
+ * `ConfigError`s that never echo a header value or a query string.
  */
 import { ConfigError } from '../errors.js';
 import { bodySecrets, requestSecrets } from '../redact.js';
 import { type AttemptBody, bodyOfAttempt, type Replayable, replayable } from '../transport/body.js';
-import { checkKnownKeys, checkObject, isPlainObject } from '../validate.js';
-import type { HttpRequest } from './types.js';
+import type { Compressed } from '../transport/compression.js';
+import { checkKnownKeys, checkObject, fn } from '../validate.js';
+import { HeaderSource, withEncoding } from './attempt-headers.js';
+import { checkHeaders, checkMethod, checkPath } from './request-checks.js';
+import type { HeadersFn, HttpHeaders, HttpRequest } from './types.js';
 
-const TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/i;
-/** Header names already found to be tokens (the same few names come with every request). */
-const TOKEN_NAMES = new Set<string>();
-const MAX_TOKEN_NAMES = 256;
-/**
- * What undici refuses when it builds a request — and a refused request wedges its `Pool` (the
- * connection it was given waits for a 'drain' that never comes; once each has, every later
- * request waits for ever): so they are `ConfigError`s here, before dispatch.
- */
-const BAD_PATH = /[^\u0021-\u00ff]/;
-const BAD_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
-/** Headers undici sets itself and refuses from the caller. */
-const CLIENT_HEADERS = new Set(['transfer-encoding', 'keep-alive', 'upgrade', 'expect']);
-/** Headers undici reads, with the form it accepts (not remembered as plain names). */
-const READ_HEADERS = new Map<string, RegExp>([
-  ['content-length', /^\d+$/],
-  ['host', /^[^,]*$/],
-  ['connection', /^\s*[!#$%&'*+.^_`|~0-9a-z-]+\s*(,\s*[!#$%&'*+.^_`|~0-9a-z-]+\s*)*$/i],
-]);
+export { checkHeaders, checkMethod, checkPath } from './request-checks.js';
 
 /** Methods that RFC 9110 §9.2.2 calls idempotent (and safe ones): retried by default. */
 export const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set([
@@ -48,9 +33,27 @@ export class Exchange {
   constructor(
     readonly method: string,
     readonly path: string,
-    readonly headers: Record<string, string | string[] | undefined> | undefined,
+    /** The fixed headers (a compressed body's `content-encoding` included). */
+    readonly headers: HttpHeaders | undefined,
     readonly body: Replayable,
+    /** Headers made per attempt (a function, a `sign` hook); undefined when they are fixed. */
+    readonly source: HeaderSource | undefined,
   ) {}
+
+  /** The `content-encoding` of the body, when it was given (or made) compressed. */
+  get encoding(): string | undefined {
+    return this.body.compressed?.encoding;
+  }
+
+  /** The same request with its body compressed (`request({ compression })`, once). */
+  withBody(compressed: Compressed, field: string): Exchange {
+    const body = replayable(compressed, field)!;
+    const headers =
+      this.source !== undefined || compressed.encoding === undefined
+        ? this.headers
+        : withEncoding({ ...this.headers }, compressed.encoding, field);
+    return new Exchange(this.method, this.path, headers, body, this.source);
+  }
 
   /** The body to send on this attempt (the stream only once). */
   attemptBody(): AttemptBody {
@@ -71,10 +74,14 @@ export class Exchange {
    * scrubbing echoes. Built on the first error only.
    */
   get secrets(): readonly string[] {
+    const { factory, compressed, value } = this.body;
     this.#secrets ??= requestSecrets(
       this.headers,
       this.path,
-      bodySecrets(this.body.factory === undefined ? this.body.value : this.#made),
+      // A compressed body's secrets are those of what was compressed (a shard echoes that).
+      bodySecrets(
+        factory !== undefined ? this.#made : compressed !== undefined ? compressed.source() : value,
+      ),
     );
     return this.#secrets;
   }
@@ -88,28 +95,45 @@ const COMMON_METHODS: ReadonlyMap<unknown, string> = new Map(
   ]),
 );
 
+/** The parts of a request an exchange is made of. */
+export type ExchangeParts = Pick<HttpRequest, 'method' | 'path' | 'headers' | 'body' | 'sign'>;
+
 /** Checks the HTTP parts of a request and prepares its body. */
-export function exchangeOf(
-  request: Pick<HttpRequest, 'method' | 'path' | 'headers' | 'body'>,
-): Exchange {
+export function exchangeOf(request: ExchangeParts): Exchange {
   const method =
     request.method === undefined
       ? 'GET'
       : (COMMON_METHODS.get(request.method) ?? checkMethod(request.method).toUpperCase());
   const path = request.path === undefined ? '/' : checkPath(request.path);
-  if (request.headers !== undefined) checkHeaders(request.headers);
+  const given = request.headers;
+  let headers: HttpHeaders | undefined;
+  let made: HeadersFn | undefined;
+  if (typeof given === 'function') made = given;
+  else if (given !== undefined) {
+    checkHeaders(given);
+    headers = given;
+  }
+  if (request.sign !== undefined) fn('request.sign', request.sign);
   const body = replayable(request.body, 'request.body');
   if (body === undefined) {
     throw new ConfigError(
       'request.body',
-      'must be a string, a Uint8Array, a Readable, an async iterable, or a function returning one',
+      'must be a string, a Uint8Array, a Readable, an async iterable, a Compressed body, or a function returning one',
       request.body,
     );
   }
-  return new Exchange(method, path, request.headers, body);
+  const source =
+    made === undefined && request.sign === undefined
+      ? undefined
+      : new HeaderSource('request', headers, made, request.sign);
+  const encoding = body.compressed?.encoding;
+  if (source === undefined && encoding !== undefined) {
+    headers = withEncoding({ ...headers }, encoding, 'request.headers');
+  }
+  return new Exchange(method, path, headers, body, source);
 }
 
-const EXCHANGE_KEYS: readonly string[] = ['method', 'path', 'headers', 'body'];
+const EXCHANGE_KEYS: readonly string[] = ['method', 'path', 'headers', 'body', 'sign'];
 /** The known names for each list of `extra` names, built once (a constant list is the rule). */
 const knownNames = new WeakMap<readonly string[], readonly string[]>();
 
@@ -125,85 +149,4 @@ export function checkRequestShape(request: unknown, extra: readonly string[]): v
     knownNames.set(extra, known);
   }
   checkKnownKeys('request', request, known);
-}
-
-/**
- * Headers: a plain object of string (or string list) values — not a `Map`, a fetch `Headers` or
- * an array of pairs, whose entries would be sent as nothing. Values are never echoed.
- */
-export function checkHeaders(headers: unknown, field = 'request.headers'): void {
-  if (!isPlainObject(headers) || Array.isArray(headers)) {
-    throw new ConfigError(
-      field,
-      'must be a plain object of header name → value ({ authorization: … })',
-      headers,
-      { secret: true },
-    );
-  }
-  // Keys, not entries: no array per header on every request.
-  for (const name of Object.keys(headers)) {
-    const value = (headers as Record<string, unknown>)[name];
-    if (!TOKEN_NAMES.has(name)) checkName(field, name, value);
-    const ok =
-      value === undefined ||
-      (typeof value === 'string'
-        ? !BAD_VALUE.test(value)
-        : Array.isArray(value) && value.every((v) => typeof v === 'string' && !BAD_VALUE.test(v)));
-    if (!ok) {
-      throw new ConfigError(
-        `${field}.${name}`,
-        'must be a string or an array of strings, without control characters (CR, LF, NUL)',
-        value,
-        { secret: true },
-      );
-    }
-  }
-}
-
-/** A header name: a token, not one undici sets itself, with a value undici reads as it must. */
-function checkName(field: string, name: string, value: unknown): void {
-  if (!TOKEN.test(name)) {
-    throw new ConfigError(field, 'has a name that is not an HTTP token', name, { secret: true });
-  }
-  const lower = name.toLowerCase();
-  if (CLIENT_HEADERS.has(lower)) {
-    throw new ConfigError(
-      `${field}.${name}`,
-      'is set by the HTTP client (undici refuses it)',
-      value,
-      {
-        secret: true,
-      },
-    );
-  }
-  const form = READ_HEADERS.get(lower);
-  if (form === undefined) {
-    // A string's validity never changes: remember it (a bounded few, the names in use).
-    if (TOKEN_NAMES.size < MAX_TOKEN_NAMES) TOKEN_NAMES.add(name);
-  } else if (value !== undefined && (typeof value !== 'string' || !form.test(value))) {
-    throw new ConfigError(`${field}.${name}`, 'must be one value undici can read', value, {
-      secret: true,
-    });
-  }
-}
-
-export function checkMethod(value: unknown, field = 'request.method'): string {
-  if (typeof value !== 'string' || !TOKEN.test(value)) {
-    throw new ConfigError(field, 'must be an HTTP method name', value);
-  }
-  return value;
-}
-
-export function checkPath(value: unknown, field = 'request.path'): string {
-  if (typeof value !== 'string' || !value.startsWith('/')) {
-    throw new ConfigError(field, 'must be a string starting with "/"', value);
-  }
-  if (BAD_PATH.test(value)) {
-    throw new ConfigError(
-      field,
-      'must be percent-encoded: no spaces, control characters or characters past U+00FF',
-      value,
-    );
-  }
-  return value;
 }

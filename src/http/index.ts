@@ -8,6 +8,14 @@
 // user: re-exported, not redeclared, so a name means the same class or type from either entry.
 // `isShardwiseError` is the core's function too, typed here to narrow this transport's code.
 export * from '../index.js';
+export {
+  COMPRESSION_DEFAULTS,
+  Compressed,
+  type CompressionCodec,
+  type CompressionOption,
+  Compressor,
+  createCompressor,
+} from '../transport/compression.js';
 export { parseRetryAfter } from '../transport/retry-after.js';
 export { createHttpBalancer, HttpBalancer } from './balancer.js';
 export type { WarmResult } from './connector.js';
@@ -22,14 +30,18 @@ export type {
 export { HTTP_DEFAULTS } from './options.js';
 export { feedReportedLoad, parseLoadHeader } from './reported-load.js';
 export type {
+  HeadersFn,
   HttpBalancerOptions,
   HttpBalancerStats,
   HttpBody,
   HttpBodyValue,
+  HttpHeaders,
   HttpRequest,
   HttpResponse,
   HttpShardSpec,
   HttpShardStats,
   HttpTarget,
   HttpTlsOptions,
+  SignHook,
+  SignRequest,
 } from './types.js';

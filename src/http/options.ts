@@ -1,5 +1,6 @@
 import { ConfigError } from '../errors.js';
 import type { BalancerOptions } from '../options.js';
+import { type Compressor, resolveCompression } from '../transport/compression.js';
 import type { ShardSpec } from '../types.js';
 import {
   bool,
@@ -57,6 +58,7 @@ export const HTTP_OPTION_KEYS = [
   'keepAliveProbeMs',
   'maxRequestsPerConnection',
   'maxConnectionAgeMs',
+  'compression',
 ] as const;
 
 export interface ResolvedHttpOptions {
@@ -79,6 +81,8 @@ export interface ResolvedHttpOptions {
   maxRequestsPerConnection: number;
   /** 0 = unlimited. */
   maxConnectionAgeMs: number;
+  /** The default compression of `request()` bodies, if any. */
+  compression: Compressor | undefined;
 }
 
 /**
@@ -189,6 +193,7 @@ export function resolveHttpOptions(options: HttpBalancerOptions): {
     maxConnectionAgeMs: orDefault(o.maxConnectionAgeMs, HTTP_DEFAULTS.maxConnectionAgeMs, (v) =>
       duration('maxConnectionAgeMs', v),
     ),
+    compression: resolveCompression('compression', o.compression),
   };
   if (http.tls !== undefined)
     for (let i = 0; i < shards.length; i++)

@@ -18,6 +18,7 @@
  */
 import type { Dispatcher } from 'undici';
 import undiciUtil from 'undici/lib/core/util.js';
+import { givenHeaderSecrets } from '../redact.js';
 import type { RunContext } from '../run.js';
 import { streamConsumed } from '../transport/body.js';
 import type { ShardState } from '../types.js';
@@ -27,7 +28,7 @@ import type { Exchange } from './exchange.js';
 import { feedLoadMetrics, LOAD_METRICS_HEADER, parseLoadMetrics } from './load-metrics.js';
 import { feedReportedLoad, parseLoadHeader } from './reported-load.js';
 import { Response } from './response.js';
-import type { HttpResponse, HttpTarget } from './types.js';
+import type { HttpHeaders, HttpResponse, HttpTarget } from './types.js';
 
 type Headers = Record<string, string | string[] | undefined>;
 
@@ -49,7 +50,9 @@ export interface ReadSettings {
 
 /**
  * Sends `body` on `pool` for `exchange` and resolves with the whole response (status < 400), or
- * rejects with what the status or the transport means. `ctx`'s abort aborts the request.
+ * rejects with what the status or the transport means. `ctx`'s abort aborts the request; the
+ * body bytes written and received are reported to it. `given`: headers a function or a signing
+ * hook made for this attempt (secrets, scrubbed from an echo as the request's own are).
  */
 export function sendExchange(
   pool: Dispatcher,
@@ -58,11 +61,12 @@ export function sendExchange(
   exchange: Exchange,
   options: Dispatcher.DispatchOptions,
   ctx: RunContext,
+  given: HttpHeaders[] | undefined,
 ): Promise<HttpResponse> {
   return new Promise<HttpResponse>((resolve, reject) => {
-    const reader = new ResponseReader(settings, shard, exchange, resolve, reject);
-    reader.listen(ctx);
-    pool.dispatch(options, reader);
+    const reader = new ResponseReader(settings, shard, exchange, resolve, reject, given);
+    // An attempt already over (it ended while its headers were made) sends nothing.
+    if (reader.listen(ctx)) pool.dispatch(options, reader);
   });
 }
 
@@ -89,6 +93,11 @@ class ResponseReader implements Dispatcher.DispatchHandler {
   #first: Buffer | undefined = undefined;
   #more: Buffer[] | undefined = undefined;
   #size = 0;
+  readonly #given: HttpHeaders[] | undefined;
+  /** Where the body bytes are reported (a context of the caller's own may not report). */
+  #ctx: RunContext | undefined = undefined;
+  /** Request body bytes written to the connection; −1 once reported. */
+  #sent = 0;
 
   constructor(
     settings: ReadSettings,
@@ -96,17 +105,61 @@ class ResponseReader implements Dispatcher.DispatchHandler {
     exchange: Exchange,
     resolve: (response: HttpResponse) => void,
     reject: (error: unknown) => void,
+    given: HttpHeaders[] | undefined,
   ) {
     this.#settings = settings;
     this.#shard = shard;
     this.#exchange = exchange;
     this.#resolve = resolve;
     this.#reject = reject;
+    this.#given = given;
   }
 
-  /** Aborts this request when the attempt is over before it is. */
-  listen(ctx: RunContext): void {
+  /** Aborts this request when the attempt is over before it is; false if it is over already. */
+  listen(ctx: RunContext): boolean {
+    if (typeof ctx.reportSent === 'function') this.#ctx = ctx;
     this.#unlisten = ctx.onAbort((reason) => this.#cancel(reason));
+    return !this.#settled;
+  }
+
+  /** A piece of the request body went to the connection (undici passes the chunk itself). */
+  onBodySent(chunk: unknown): void {
+    this.#sent +=
+      typeof chunk === 'number'
+        ? chunk
+        : typeof chunk === 'string'
+          ? Buffer.byteLength(chunk)
+          : (chunk as Uint8Array).byteLength;
+  }
+
+  onRequestSent(): void {
+    this.#reportSent();
+  }
+
+  /** Reports the body bytes written (once), and what they were before compression. */
+  #reportSent(): void {
+    const wire = this.#sent;
+    if (wire <= 0 || this.#ctx === undefined) return;
+    this.#sent = -1;
+    const compressed = this.#exchange.body.compressed;
+    const encoding = compressed?.encoding;
+    this.#ctx.reportSent(encoding === undefined ? wire : compressed!.rawBytes, wire, encoding);
+  }
+
+  /** Reports the response body bytes received (once, when the request is over). */
+  #reportReceived(): void {
+    const ctx = this.#ctx;
+    if (ctx === undefined) return;
+    this.#ctx = undefined;
+    if (this.#size === 0) return;
+    const encoding = this.#headers?.['content-encoding'];
+    ctx.reportReceived(this.#size, typeof encoding === 'string' ? encoding : undefined);
+  }
+
+  /** The request is over, however it ended: its bytes are reported. */
+  #over(): void {
+    this.#reportSent();
+    this.#reportReceived();
   }
 
   onConnect(abort: (reason?: Error) => void): void {
@@ -151,6 +204,7 @@ class ResponseReader implements Dispatcher.DispatchHandler {
   }
 
   onComplete(): void {
+    this.#over();
     if (this.#settled) return;
     this.#settled = true;
     this.#unlisten?.();
@@ -160,6 +214,7 @@ class ResponseReader implements Dispatcher.DispatchHandler {
   }
 
   onError(error: Error): void {
+    this.#over();
     if (this.#settled) return;
     this.#settled = true;
     this.#unlisten?.();
@@ -196,7 +251,7 @@ class ResponseReader implements Dispatcher.DispatchHandler {
       shardId: shard.id,
       method: ex.method,
       path: ex.path,
-      secrets: ex.secrets,
+      secrets: this.#given === undefined ? ex.secrets : givenHeaderSecrets(this.#given, ex.secrets),
       streamSent: streamConsumed(ex.body),
     })!;
   }

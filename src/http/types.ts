@@ -2,7 +2,8 @@ import type { Readable } from 'node:stream';
 import type { BalancerStats, ShardStats } from '../balancer.js';
 import type { BalancerOptions } from '../options.js';
 import type { Requirement } from '../routing/requirement.js';
-import type { Key } from '../types.js';
+import type { Compressed, CompressionOption } from '../transport/compression.js';
+import type { Key, ShardState } from '../types.js';
 
 /** What an HTTP shard is: its origin. Frozen; `shard.target` in pickers and events. */
 export interface HttpTarget {
@@ -103,6 +104,12 @@ export interface HttpBalancerOptions extends Omit<BalancerOptions<HttpTarget>, '
    * get their share within this time. The cost is one handshake per connection per 5 minutes.
    */
   maxConnectionAgeMs?: number;
+  /**
+   * Compresses `request()` bodies given as text or bytes (`'gzip'`, `'zstd'`, `'br'`, or `{ codec,
+   * level?, minBytes? }`; default none). A request's own `compression` wins (`false` turns it
+   * off for that request). See docs/bandwidth.md.
+   */
+  compression?: CompressionOption | false;
 }
 
 /**
@@ -112,7 +119,52 @@ export interface HttpBalancerOptions extends Omit<BalancerOptions<HttpTarget>, '
  * Give a function to make a streamed request replayable.
  */
 export type HttpBodyValue = string | Uint8Array | Readable | AsyncIterable<Uint8Array | string>;
-export type HttpBody = HttpBodyValue | (() => HttpBodyValue) | null | undefined;
+export type HttpBody = HttpBodyValue | Compressed | (() => HttpBodyValue) | null | undefined;
+
+/** Request headers: name → value (or values). */
+export type HttpHeaders = Record<string, string | string[] | undefined>;
+
+/**
+ * Headers made for each attempt: called once per attempt, just before it is sent, with the shard
+ * it goes to and its number (1 for the first try) — a bearer token that expires mid-load is
+ * fetched fresh for a retry. Its values are secrets: never copied into errors, events or stats.
+ *
+ * @example
+ * const headers: HeadersFn = async (shard) => ({ authorization: `Bearer ${await tokens.for(shard.id)}` });
+ */
+export type HeadersFn = (
+  shard: ShardState<HttpTarget>,
+  attempt: number,
+) => HttpHeaders | Promise<HttpHeaders>;
+
+/** What a `sign` hook sees of an attempt: everything that is sent, as it is sent. */
+export interface SignRequest {
+  readonly method: string;
+  /** The shard's origin and the path (query included). */
+  readonly url: string;
+  readonly path: string;
+  /** The attempt's headers (`content-encoding` included): a copy; change it to no effect. */
+  readonly headers: Readonly<HttpHeaders>;
+  /**
+   * The body bytes exactly as sent (after compression; text as its UTF-8 bytes; empty for no
+   * body), or undefined for a stream, which cannot be read ahead.
+   */
+  readonly body: Uint8Array | undefined;
+  readonly shardId: string;
+  readonly attempt: number;
+}
+
+/**
+ * Signs an attempt (AWS SigV4, an HMAC of the body …): returns the headers to add to it (a name
+ * already set, in any letter case, is replaced), or undefined. Called once per attempt, after
+ * the headers and the compression, so what it hashes is what is sent. Its values are secrets.
+ *
+ * @example
+ * const sign: SignHook = ({ body }) => ({ 'x-signature': createHmac('sha256', key).update(body ?? '').digest('hex') });
+ */
+export type SignHook = (
+  request: SignRequest,
+) => HttpHeaders | undefined | Promise<HttpHeaders | undefined>;
 
 /** One HTTP call through the balancer. */
 export interface HttpRequest {
@@ -122,9 +174,24 @@ export interface HttpRequest {
   method?: string;
   /** Path and query, starting with `/` (default `'/'`). */
   path?: string;
-  /** Request headers. Never copied into errors, events or stats. */
-  headers?: Record<string, string | string[] | undefined>;
+  /**
+   * Request headers, or a function making them for each attempt (see {@link HeadersFn}). Never
+   * copied into errors, events or stats.
+   */
+  headers?: HttpHeaders | HeadersFn;
+  /**
+   * A text, bytes, stream or iterable body; a function making one per attempt; or a
+   * `Compressed` body (from a compressor), sent with its `content-encoding`.
+   */
   body?: HttpBody;
+  /**
+   * Compresses a text or bytes body once, before the first attempt; every retry sends the same
+   * bytes, with `content-encoding` (default: the balancer's `compression`; `false`: none). Bodies
+   * shorter than `minBytes` (1 KiB) are sent as they are.
+   */
+  compression?: CompressionOption | false;
+  /** Signs each attempt from its final headers and body bytes (see {@link SignHook}). */
+  sign?: SignHook;
   /**
    * May be repeated on another shard (default: true for GET, HEAD, PUT, DELETE, OPTIONS; false
    * for POST, PATCH and others; always false for a one-shot stream body).

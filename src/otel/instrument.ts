@@ -14,6 +14,7 @@ import type {
   RouteEvent,
   ShardEvent,
   SuccessEvent,
+  TransitEvent,
 } from '../events.js';
 import { checkKnownKeys, checkObject } from '../validate.js';
 
@@ -29,7 +30,8 @@ import { checkKnownKeys, checkObject } from '../validate.js';
 export type InstrumentOptions = ({ meterProvider: MeterProvider } | { meter: Meter }) & {
   /**
    * Added to every measurement (string, number or boolean values; the `shardwise.shard`,
-   * `shardwise.outcome` and `shardwise.reason` keys are the instrument's own). Needed when
+   * `shardwise.outcome`, `shardwise.reason`, `shardwise.tier`, `shardwise.encoding` and
+   * `shardwise.direction` keys are the instrument's own). Needed when
    * several balancers publish through one Meter: their gauges would otherwise overwrite each
    * other (the same attribute sets, last one observed wins).
    */
@@ -45,6 +47,9 @@ export type InstrumentedBalancer = Pick<Balancer<any>, 'on' | 'off' | 'stats'>;
 const SHARD = 'shardwise.shard';
 const OUTCOME = 'shardwise.outcome';
 const REASON = 'shardwise.reason';
+const TIER = 'shardwise.tier';
+const ENCODING = 'shardwise.encoding';
+const DIRECTION = 'shardwise.direction';
 const DISPLACED = 'displaced:';
 
 /** One shard's attribute sets: its own, and by outcome and by reason. */
@@ -63,13 +68,16 @@ interface ShardSets {
  * | `shardwise.retries` | counter | `shardwise.shard` (the shard whose attempt failed) |
  * | `shardwise.ejections` | counter | `shardwise.shard` |
  * | `shardwise.displaced` | counter | `shardwise.shard` (the key's home), `shardwise.reason` (capped, ejected, retry, bounded) |
+ * | `shardwise.bytes` | counter, By | `shardwise.shard`, `shardwise.tier` (with `prefer` tiers), `shardwise.encoding` (gzip, zstd, br, identity), `shardwise.direction` (sent, received) |
  * | `shardwise.attempt.duration` | histogram, s | `shardwise.shard`, `shardwise.outcome` |
  * | `shardwise.in_flight` | observable gauge | `shardwise.shard` |
  * | `shardwise.limit` | observable gauge | `shardwise.shard` (a shard that left: 0 once, then gone) |
  * | `shardwise.queue.size` | observable gauge | — |
  *
  * An attempt is counted when it ends (an attempt the caller aborted has no outcome and is not
- * counted). `@opentelemetry/api` is an optional peer: this module imports only its types. Returns
+ * counted). `shardwise.bytes` counts body bytes as they travelled — sent after compression,
+ * received as they came — when the transport reports them (`transit` events); the bytes before
+ * compression are in `stats().bytes.raw`. `@opentelemetry/api` is an optional peer: this module imports only its types. Returns
  * `detach()`, which stops every instrument (idempotent).
  *
  * @example
@@ -114,6 +122,11 @@ export function instrument(balancer: InstrumentedBalancer, options: InstrumentOp
         0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
       ],
     },
+  });
+  const bytes = meter.createCounter('shardwise.bytes', {
+    description:
+      'Request and response body bytes on the wire, by shard, tier, encoding and direction',
+    unit: 'By',
   });
   const inFlight = meter.createObservableGauge('shardwise.in_flight', {
     description: 'Calls in flight, by shard',
@@ -161,7 +174,11 @@ export function instrument(balancer: InstrumentedBalancer, options: InstrumentOp
   const onRemoved = (e: ShardEvent) => {
     members.delete(e.shardId);
     // Never observed: no gauge of it to bring to 0, nothing to keep.
-    if (!observed.has(e.shardId)) cache.delete(e.shardId);
+    if (!observed.has(e.shardId)) {
+      cache.delete(e.shardId);
+      const prefix = `${e.shardId}\u0000`;
+      for (const id of transitSets.keys()) if (id.startsWith(prefix)) transitSets.delete(id);
+    }
   };
 
   const onSuccess = (e: SuccessEvent) => {
@@ -181,6 +198,18 @@ export function instrument(balancer: InstrumentedBalancer, options: InstrumentOp
     if (e.reason.startsWith(DISPLACED)) {
       displaced.add(1, attrs(e.home ?? e.shardId, REASON, e.reason.slice(DISPLACED.length)));
     }
+  };
+  // Transit sets, per shard, tier, encoding and direction: members only, as above.
+  const transitSets = new Map<string, Attributes>();
+  const onTransit = (e: TransitEvent) => {
+    const id = `${e.shardId}\u0000${e.tier ?? ''}\u0000${e.encoding}\u0000${e.direction}`;
+    let set = transitSets.get(id);
+    if (set === undefined) {
+      set = { ...attrs(e.shardId), [ENCODING]: e.encoding, [DIRECTION]: e.direction };
+      if (e.tier !== undefined) set[TIER] = e.tier;
+      if (members.has(e.shardId) || observed.has(e.shardId)) transitSets.set(id, set);
+    }
+    bytes.add(e.bytes, set);
   };
   const observe: BatchObservableCallback = (result) => {
     const stats = balancer.stats();
@@ -205,6 +234,9 @@ export function instrument(balancer: InstrumentedBalancer, options: InstrumentOp
     observed = new Set(members);
     // The cache now holds members only (a removal missed between collections is caught here).
     for (const id of cache.keys()) if (!members.has(id)) cache.delete(id);
+    for (const id of transitSets.keys()) {
+      if (!members.has(id.slice(0, id.indexOf('\u0000')))) transitSets.delete(id);
+    }
   };
   const observables: Observable[] = [inFlight, limit, queueSize];
 
@@ -215,6 +247,7 @@ export function instrument(balancer: InstrumentedBalancer, options: InstrumentOp
   balancer.on('route', onRoute);
   balancer.on('shardAdded', onAdded);
   balancer.on('shardRemoved', onRemoved);
+  balancer.on('transit', onTransit);
   meter.addBatchObservableCallback(observe, observables);
 
   let attached = true;
@@ -228,6 +261,7 @@ export function instrument(balancer: InstrumentedBalancer, options: InstrumentOp
     balancer.off('route', onRoute);
     balancer.off('shardAdded', onAdded);
     balancer.off('shardRemoved', onRemoved);
+    balancer.off('transit', onTransit);
     meter.removeBatchObservableCallback(observe, observables);
   };
 }
@@ -283,7 +317,7 @@ function checkMeter(field: string, expectation: string, meter: unknown): Meter {
   return meter as Meter;
 }
 
-const OWN_KEYS = new Set([SHARD, OUTCOME, REASON]);
+const OWN_KEYS = new Set([SHARD, OUTCOME, REASON, TIER, ENCODING, DIRECTION]);
 
 /** `options.attributes`, checked and copied (a later change by the caller is not seen). */
 function baseAttributes(value: unknown): Attributes {

@@ -9,6 +9,14 @@
 // user: re-exported, not redeclared, so a name means the same class or type from either entry.
 // `isShardwiseError` is the core's function too, typed here to narrow this transport's code.
 export * from '../index.js';
+export {
+  COMPRESSION_DEFAULTS,
+  Compressed,
+  type CompressionCodec,
+  type CompressionOption,
+  Compressor,
+  createCompressor,
+} from '../transport/compression.js';
 export { createS3Balancer, S3Balancer } from './balancer.js';
 export { classifyS3Error, type S3CallInfo } from './classify.js';
 export { createS3Client, S3_CLIENT_DEFAULTS } from './client.js';

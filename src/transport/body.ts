@@ -1,11 +1,13 @@
 /**
  * Request bodies as both transports send them: bytes or text are re-sent as they are on every
  * attempt, a function builds a fresh body per attempt, and a stream (or async iterable) is
- * one-shot — a retry may reuse it only while nothing of it was read.
+ * one-shot — a retry may reuse it only while nothing of it was read. A `Compressed` body is bytes
+ * that carry their encoding and their length before compression.
  */
 import { Readable } from 'node:stream';
 import { ConfigError } from '../errors.js';
 import { isAsyncIterable, isReadable } from '../guards.js';
+import { type Compressed, isCompressed } from './compression.js';
 
 /** What one attempt sends: text, bytes, a stream, or nothing. */
 export type AttemptBody = string | Uint8Array | Readable | null;
@@ -20,8 +22,10 @@ export interface Replayable {
   stream: Readable | undefined;
   /** Set once an attempt handed the stream over. */
   streamSent: boolean;
-  /** Byte length when known without reading (text, bytes, no body). */
+  /** Byte length when known without reading (text, bytes, no body): as sent. */
   bytes: number | undefined;
+  /** The body was given compressed: its encoding (if it was compressed) and raw length. */
+  compressed: Compressed | undefined;
 }
 
 /**
@@ -33,6 +37,11 @@ export function replayable(body: unknown, field = 'body'): Replayable | undefine
   if (body === undefined || body === null) return sorted(null, undefined, undefined, 0);
   if (typeof body === 'string') return sorted(body, undefined, undefined, Buffer.byteLength(body));
   if (body instanceof Uint8Array) return sorted(body, undefined, undefined, body.byteLength);
+  if (isCompressed(body)) {
+    const value = sorted(body.body, undefined, undefined, body.wireBytes);
+    value.compressed = body;
+    return value;
+  }
   if (typeof body === 'function')
     return sorted(undefined, body as () => unknown, undefined, undefined);
   const stream = toStream(body);
@@ -103,5 +112,5 @@ function sorted(
   stream: Readable | undefined,
   bytes: number | undefined,
 ): Replayable {
-  return { value, factory, stream, streamSent: false, bytes };
+  return { value, factory, stream, streamSent: false, bytes, compressed: undefined };
 }

@@ -19,6 +19,9 @@ export const SECRET = {
   bodyWhole: 'PlantBodyText10x',
   unknownOption: 'PlantUnknownOpt11x',
   tlsKey: 'PlantTlsKeyPem12x',
+  headerFnToken: 'PlantHeaderFnTok13x',
+  headerFnProof: 'PlantHeaderFnProof14x',
+  signature: 'PlantSignature15x',
 } as const;
 
 export const ALL_SECRETS: readonly string[] = Object.values(SECRET);
@@ -86,6 +89,7 @@ export const EVENT_NAMES = [
   'ready',
   'drained',
   'limit',
+  'transit',
   'rehash',
   'shardAdded',
   'shardRemoved',
