@@ -14,6 +14,7 @@ export {
   type ShardStats,
   type WrapOptions,
 } from './balancer.js';
+export { DeadLetterError } from './dead-letters/error.js';
 export {
   type AttemptRecord,
   BalancerClosedError,
@@ -67,5 +68,8 @@ export * from './pickers/hashing/index.js';
 export * from './pickers/index.js';
 export type { Requirement } from './routing/requirement.js';
 export { systemClock } from './runtime.js';
+export type { Checkpoint } from './sources/checkpoint.js';
+export { CheckpointError, SourceError } from './sources/errors.js';
+export type { SourcePosition } from './sources/position.js';
 export type * from './types.js';
 export { MAX_DURATION_MS } from './validate.js';
