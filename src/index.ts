@@ -15,6 +15,7 @@ export {
   type WrapOptions,
 } from './balancer.js';
 export { DeadLetterError } from './dead-letters/error.js';
+export type { DeadLetterOption } from './dead-letters/types.js';
 export {
   type AttemptRecord,
   BalancerClosedError,

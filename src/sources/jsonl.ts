@@ -4,7 +4,7 @@
  * and finds lines by their newline bytes — no stream events, no per-line buffer — so it keeps
  * ahead of an ingestion (bench/sources.bench.ts measures it against `readline`).
  */
-import { ConfigError } from '../errors.js';
+import { ConfigError, messageOf } from '../errors.js';
 import { checkKnownKeys, checkObject, positiveInt } from '../validate.js';
 import type { Checkpoint } from './checkpoint.js';
 import { type ChunkReader, isGzipName, openChunks } from './chunks.js';
@@ -76,6 +76,19 @@ export function readJsonl(
   paths: string | readonly string[],
   options: ReadJsonlOptions = {},
 ): JsonlSource<unknown> {
+  return readLines(paths, options, undefined);
+}
+
+/**
+ * {@link readJsonl} with each parsed line passed through `map` before it is given (other readers
+ * of JSONL files, as `readDeadLetters`, build on it). A `map` that throws stops the source with a
+ * `SourceError` naming the file and line, its message said, the position left before the line.
+ */
+export function readLines(
+  paths: string | readonly string[],
+  options: ReadJsonlOptions,
+  map: ((value: unknown) => unknown) | undefined,
+): JsonlSource<unknown> {
   const files = checkPaths(paths);
   checkObject('options', options);
   checkKnownKeys('', options, KNOWN);
@@ -94,6 +107,7 @@ export function readJsonl(
         ? DEFAULT_MAX_LINE_BYTES
         : positiveInt('maxLineBytes', options.maxLineBytes),
     start: resolveFrom(options.from, files),
+    map,
   };
   return new Jsonl(settings);
 }
@@ -104,6 +118,7 @@ interface Settings {
   chunkBytes: number;
   maxLineBytes: number;
   start: StartAt;
+  map: ((value: unknown) => unknown) | undefined;
 }
 
 function checkPaths(paths: unknown): readonly string[] {
@@ -148,6 +163,7 @@ class JsonlReader implements AsyncIterator<unknown>, PositionedSource {
   private readonly files: readonly string[];
   private readonly parse: boolean;
   private readonly maxLineBytes: number;
+  private readonly map: ((value: unknown) => unknown) | undefined;
   private buf: Buffer;
   /** The unread bytes are `buf[start, end)`; `buf[0]` is byte `base` of the file. */
   private start = 0;
@@ -170,6 +186,7 @@ class JsonlReader implements AsyncIterator<unknown>, PositionedSource {
     this.files = settings.files;
     this.parse = settings.parse;
     this.maxLineBytes = settings.maxLineBytes;
+    this.map = settings.map;
     this.buf = Buffer.allocUnsafe(settings.chunkBytes);
     this.pendingStart = settings.start;
     this.fileIndex = settings.start.fileIndex;
@@ -253,8 +270,9 @@ class JsonlReader implements AsyncIterator<unknown>, PositionedSource {
   private decode(from: number, stop: number): unknown {
     const text = this.buf.toString('utf8', from, stop);
     if (!this.parse) return text;
+    let value: unknown;
     try {
-      return JSON.parse(text);
+      value = JSON.parse(text);
     } catch (error) {
       // V8's message quotes the line, which may hold a secret: keep only where it broke.
       const at = /position (\d+)/.exec((error as Error).message);
@@ -263,6 +281,12 @@ class JsonlReader implements AsyncIterator<unknown>, PositionedSource {
         this.line,
         `not valid JSON${at === null ? '' : ` (at character ${at[1]})`}`,
       );
+    }
+    if (this.map === undefined) return value;
+    try {
+      return this.map(value);
+    } catch (error) {
+      throw new SourceError(this.files[this.fileIndex]!, this.line, messageOf(error));
     }
   }
 

@@ -4,7 +4,7 @@ const assert = require('node:assert/strict');
 const { Balancer, ConfigError, roundRobin } = require('shardwise');
 const { seededRandom } = require('shardwise/testing');
 const { createHttpBalancer, HttpError } = require('shardwise/http');
-const { DeadLetterError } = require('shardwise/sources');
+const { DeadLetterError, readDeadLetters } = require('shardwise/sources');
 
 async function main() {
   const balancer = new Balancer({
@@ -28,6 +28,7 @@ async function main() {
   const sources = await import('shardwise/sources');
   const fromEsmSources = new sources.DeadLetterError('x.ndjson', 'could not be written');
   assert.ok(fromEsmSources instanceof DeadLetterError, 'an ESM DeadLetterError is a CJS one');
+  assert.equal(typeof readDeadLetters, 'function');
   console.log('smoke cjs: ok');
 }
 
