@@ -11,7 +11,7 @@ import { syncDirectory } from '../sources/atomic-file.js';
 import { type DurableFile, type DurableFs, nodeFs } from '../sources/file-system.js';
 import type { Clock } from '../types.js';
 import { checkKnownKeys, checkObject, duration, positiveInt } from '../validate.js';
-import { type DeadLetter, encodeLine } from './entry.js';
+import { type DeadLetter, ErrorInfoMemo, encodeLine } from './entry.js';
 import { DeadLetterError } from './error.js';
 import type { DeadLetterSink } from './types.js';
 
@@ -74,6 +74,7 @@ export class DeadLetterFile implements DeadLetterSink {
   private failure: DeadLetterError | undefined;
   private closing: Promise<void> | undefined;
   private synced = 0;
+  private readonly errors = new ErrorInfoMemo();
 
   private constructor(path: string, file: DurableFile, options: Required<DeadLetterFileOptions>) {
     this.path = path;
@@ -140,7 +141,7 @@ export class DeadLetterFile implements DeadLetterSink {
     }
     let line: string;
     try {
-      line = encodeLine(letter, new Date(this.now()).toISOString());
+      line = encodeLine(letter, new Date(this.now()).toISOString(), this.errors.jsonOf(letter));
     } catch (error) {
       return Promise.reject(
         new DeadLetterError(this.path, 'could not keep a record that has no JSON form', error),

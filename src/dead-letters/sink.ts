@@ -7,7 +7,7 @@ import { wallClock } from '../runtime.js';
 import type { DurableFs } from '../sources/file-system.js';
 import type { Clock } from '../types.js';
 import { checkKnownKeys, checkObjectLike } from '../validate.js';
-import { type DeadLetter, errorInfo } from './entry.js';
+import { type DeadLetter, ErrorInfoMemo } from './entry.js';
 import { DeadLetterError } from './error.js';
 import { DeadLetterFile } from './file.js';
 import type { CustomDeadLetterSink, DeadLetterSink } from './types.js';
@@ -75,6 +75,7 @@ export async function openDeadLetters(
 
 /** The caller's `write(record, outcome)` behind the sink interface. */
 class CustomSink implements DeadLetterSink {
+  private readonly errors = new ErrorInfoMemo();
   constructor(
     private readonly sink: CustomDeadLetterSink,
     private readonly now: () => number,
@@ -83,7 +84,7 @@ class CustomSink implements DeadLetterSink {
   async append(letter: DeadLetter): Promise<void> {
     const outcome = {
       outcome: letter.outcome,
-      error: errorInfo(letter),
+      error: { ...this.errors.of(letter) },
       at: new Date(this.now()).toISOString(),
     };
     try {

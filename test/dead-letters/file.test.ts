@@ -129,6 +129,41 @@ describe('dead-letter lines', () => {
     expect(Object.keys(JSON.parse(lines[0]!))).toEqual(['record', 'error', 'outcome', 'at']);
   });
 
+  it('records sharing one error (a failed batch) each carry it, with their own shard and attempts', async () => {
+    const { path } = freshPath();
+    const letters = await DeadLetterFile.open(path, { windowMs: 0 });
+    const shared = Object.assign(new Error('HTTP 500'), { code: 'SHARDWISE_HTTP' });
+    await Promise.all([
+      letters.append({ record: 1, error: shared, outcome: 'failed', shard: 'a', attempts: 3 }),
+      letters.append({ record: 2, error: shared, outcome: 'failed', shard: 'b', attempts: 3 }),
+      letters.append({ record: 3, error: shared, outcome: 'failed', shard: 'b', attempts: 1 }),
+      letters.append({
+        record: 4,
+        error: new Error('other'),
+        outcome: 'failed',
+        shard: 'b',
+        attempts: 1,
+      }),
+      letters.append({ record: 5, error: shared, outcome: 'uncertain', shard: 'b', attempts: 1 }),
+    ]);
+    await letters.close();
+    expect(
+      (await entries(path)).map((e) => [
+        e.record,
+        e.error.message,
+        e.error.shard,
+        e.error.attempts,
+        e.outcome,
+      ]),
+    ).toEqual([
+      [1, 'HTTP 500', 'a', 3, 'failed'],
+      [2, 'HTTP 500', 'b', 3, 'failed'],
+      [3, 'HTTP 500', 'b', 1, 'failed'],
+      [4, 'other', 'b', 1, 'failed'],
+      [5, 'HTTP 500', 'b', 1, 'uncertain'],
+    ]);
+  });
+
   it('round-trips bytes exactly (as base64 with a marker), a view into a larger buffer too', async () => {
     const { path } = freshPath();
     const letters = await DeadLetterFile.open(path);
