@@ -29,7 +29,7 @@ export interface ReadJsonlOptions {
    * JSON stops the source with a `SourceError` naming its file and line.
    */
   parse?: boolean;
-  /** Bytes read from a file at once (default 1 MiB). */
+  /** Bytes read from a file at once (default 256 KiB: larger gains nothing here, and costs cache). */
   chunkBytes?: number;
   /**
    * The longest line accepted, bytes without its line ending (default 64 MiB): a file with no newlines (a JSON array, a
@@ -45,7 +45,7 @@ export interface JsonlSource<T> extends AsyncIterable<T>, PositionedSource {
   [Symbol.asyncIterator](): AsyncIterator<T> & PositionedSource;
 }
 
-const DEFAULT_CHUNK_BYTES = 1 << 20;
+const DEFAULT_CHUNK_BYTES = 256 * 1024;
 const DEFAULT_MAX_LINE_BYTES = 64 << 20;
 const KNOWN = ['from', 'parse', 'chunkBytes', 'maxLineBytes'] as const;
 
