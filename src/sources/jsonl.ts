@@ -215,8 +215,14 @@ class JsonlReader implements AsyncIterator<unknown>, PositionedSource {
       }
     }
     if (this.done) return Promise.resolve(DONE);
+    // A next() called while this one reads waits for it. Cleared by a callback, not inside
+    // slow(): slow() may finish before it returns (the end of the last file).
     const pending = this.slow();
     this.busy = pending;
+    const clear = () => {
+      if (this.busy === pending) this.busy = undefined;
+    };
+    pending.then(clear, clear);
     return pending;
   }
 
@@ -316,8 +322,6 @@ class JsonlReader implements AsyncIterator<unknown>, PositionedSource {
       if (this.done) return DONE; // return() closed the file under a pending read
       await this.shut();
       throw error;
-    } finally {
-      this.busy = undefined;
     }
   }
 

@@ -14,6 +14,7 @@ import {
 import { fileWith, openFds, readAll, tempDir } from './files.js';
 
 const dir = tempDir('jsonl');
+const DONE = { done: true, value: undefined };
 
 /** A physical line: its text (no line break) and how it ends. */
 interface Line {
@@ -147,13 +148,26 @@ describe('readJsonl', () => {
     expect(positionReader(array, array[Symbol.iterator]())).toBeUndefined();
   });
 
-  it('closes its file when the reader stops early (break out of for await)', async () => {
-    const file = fileWith(dir, 'long.jsonl', '{"n":1}\n'.repeat(1000));
-    const before = openFds();
-    let seen = 0;
-    for await (const _ of readJsonl(file, { chunkBytes: 64 })) if (++seen === 3) break;
-    expect(seen).toBe(3);
-    expect(openFds()).toBe(before);
+  for (const name of ['long.jsonl', 'long.jsonl.gz']) {
+    it(`closes its file when the reader stops early: break out of for await (${name})`, async () => {
+      const file = fileWith(dir, name, '{"n":1}\n'.repeat(1000));
+      const before = openFds();
+      let seen = 0;
+      for await (const _ of readJsonl(file, { chunkBytes: 64 })) if (++seen === 3) break;
+      expect(seen).toBe(3);
+      await new Promise((resolve) => setImmediate(resolve)); // a stream closes on its own turn
+      expect(openFds()).toBe(before);
+    });
+  }
+
+  it('answers done to every next() after the end, and to next() calls made at once', async () => {
+    // The last line without a newline: the end is then found without reading again.
+    const file = fileWith(dir, 'a.jsonl', '{"n":1}\n{"n":2}');
+    const iterator = readJsonl(file)[Symbol.asyncIterator]();
+    // Asked together, they are answered in order.
+    const all = await Promise.all([iterator.next(), iterator.next(), iterator.next()]);
+    expect(all.map((r) => r.value)).toEqual(['{"n":1}', '{"n":2}', undefined]);
+    for (let i = 0; i < 3; i++) expect(await iterator.next()).toEqual(DONE);
   });
 
   it('feeds ingest like any async source: every line sent once, in order', async () => {
