@@ -55,7 +55,7 @@ class FileChunks implements ChunkReader {
 
 class GzipChunks implements ChunkReader {
   private readonly chunks: AsyncIterator<Buffer>;
-  private readonly stop: () => void;
+  private readonly stop: () => Promise<unknown>;
   /** What is left of the last decompressed chunk. */
   private pending: Buffer | undefined;
   /** Decompressed bytes still to skip to reach the starting offset. */
@@ -72,6 +72,10 @@ class GzipChunks implements ChunkReader {
     this.stop = () => {
       input.destroy();
       gunzip.destroy();
+      // The file is released when the stream closes (after a read in flight), not at destroy().
+      return input.closed
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => input.once('close', () => resolve()));
     };
   }
 
@@ -101,6 +105,6 @@ class GzipChunks implements ChunkReader {
 
   async close(): Promise<void> {
     this.pending = undefined;
-    this.stop();
+    await this.stop();
   }
 }

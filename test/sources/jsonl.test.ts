@@ -155,8 +155,24 @@ describe('readJsonl', () => {
       let seen = 0;
       for await (const _ of readJsonl(file, { chunkBytes: 64 })) if (++seen === 3) break;
       expect(seen).toBe(3);
-      await new Promise((resolve) => setImmediate(resolve)); // a stream closes on its own turn
-      expect(openFds()).toBe(before);
+      expect(openFds()).toBe(before); // released by the time return() resolved
+    });
+  }
+
+  for (const name of ['big.jsonl', 'big.jsonl.gz']) {
+    it(`return() while a read is pending settles that next() without an error and closes the file (${name})`, async () => {
+      const file = fileWith(dir, name, '{"n":1}\n'.repeat(5000));
+      const before = openFds();
+      const iterator = readJsonl(file, { chunkBytes: 128 })[Symbol.asyncIterator]();
+      await iterator.next(); // the file is open
+      for (let i = 0; i < 15; i++) await iterator.next(); // past the first chunk
+      const pending = iterator.next(); // may need a read
+      const stopped = iterator.return!();
+      const last = await pending;
+      expect(last.done === true || last.value === '{"n":1}').toBe(true);
+      expect(await stopped).toEqual(DONE);
+      expect(await iterator.next()).toEqual(DONE);
+      expect(openFds()).toBe(before); // released by the time return() resolved
     });
   }
 
