@@ -34,6 +34,7 @@ export {
   loadCheckpoint,
   saveCheckpoint,
 } from './checkpoint.js';
+export { CheckpointWriter } from './checkpoint-writer.js';
 export { CheckpointError, SourceError } from './errors.js';
 export { type JsonlSource, type ReadJsonlOptions, readJsonl } from './jsonl.js';
 export {
