@@ -162,15 +162,12 @@ const mLines = (v: number) => `${fmt(median([v]) / 1e6, 2)} M lines/s`;
 async function deadLetterCost(
   perError: number,
 ): Promise<{ usPerLine: number; usPerLineStream: number }> {
-  let error = Object.assign(new Error(), { code: '' });
+  const errors = Array.from({ length: Math.ceil(LETTERS / perError) }, () =>
+    Object.assign(new Error('HTTP 500 from shard b: internal error'), { code: 'SHARDWISE_HTTP' }),
+  );
   const lines = Array.from({ length: LETTERS }, (_, i) => ({
     record: `{"id":${i},"tenant":"t${i % 97}","msg":"a record that failed for good, about 100 bytes"}`,
-    error:
-      i % perError === 0
-        ? (error = Object.assign(new Error('HTTP 500 from shard b: internal error'), {
-            code: 'SHARDWISE_HTTP',
-          }))
-        : error,
+    error: errors[Math.floor(i / perError)]!,
     outcome: 'failed' as const,
     shard: 'b',
     attempts: 3,
