@@ -10,7 +10,14 @@ import { systemClock, wallClock } from '../runtime.js';
 import { syncDirectory } from '../sources/atomic-file.js';
 import { type DurableFile, type DurableFs, nodeFs } from '../sources/file-system.js';
 import type { Clock } from '../types.js';
-import { checkKnownKeys, checkObject, duration, positiveInt } from '../validate.js';
+import {
+  checkKnownKeys,
+  checkObject,
+  checkObjectLike,
+  duration,
+  fn,
+  positiveInt,
+} from '../validate.js';
 import { type DeadLetter, ErrorInfoMemo, encodeLine } from './entry.js';
 import { DeadLetterError } from './error.js';
 import type { DeadLetterSink } from './types.js';
@@ -96,6 +103,9 @@ export class DeadLetterFile implements DeadLetterSink {
     }
     checkObject('options', options);
     checkKnownKeys('', options, KNOWN);
+    if (options.clock !== undefined) checkObjectLike('clock', options.clock);
+    if (options.now !== undefined) fn('now', options.now);
+    if (options.fs !== undefined) checkObjectLike('fs', options.fs);
     const settings: Required<DeadLetterFileOptions> = {
       windowMs:
         options.windowMs === undefined

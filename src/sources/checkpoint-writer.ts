@@ -4,7 +4,9 @@
  * save runs, the newest checkpoint asked for waits (an older one waiting is dropped: only the
  * newest matters), and is saved next.
  */
+import { ConfigError } from '../errors.js';
 import { wallClock } from '../runtime.js';
+import { checkKnownKeys, checkObject, checkObjectLike, fn } from '../validate.js';
 import { type Checkpoint, type CheckpointInput, writeCheckpoint } from './checkpoint.js';
 import { type DurableFs, nodeFs } from './file-system.js';
 
@@ -33,6 +35,13 @@ export class CheckpointWriter {
   private saved: Checkpoint | undefined;
 
   constructor(path: string, options: { fs?: DurableFs; now?: () => number } = {}) {
+    if (typeof path !== 'string' || path === '') {
+      throw new ConfigError('path', 'must be a non-empty string (a file path)', path);
+    }
+    checkObject('options', options);
+    checkKnownKeys('', options, ['fs', 'now']);
+    if (options.now !== undefined) fn('now', options.now);
+    if (options.fs !== undefined) checkObjectLike('fs', options.fs);
     this.path = path;
     this.fs = options.fs ?? nodeFs;
     this.now = options.now ?? wallClock;

@@ -9,6 +9,7 @@ import { wallClock } from '../runtime.js';
 import { checkKnownKeys, checkObject, nonNegativeInt } from '../validate.js';
 import { writeFileAtomic } from './atomic-file.js';
 import { CheckpointError } from './errors.js';
+import { checkFileList } from './file-list.js';
 import { type DurableFs, nodeFs } from './file-system.js';
 import type { SourcePosition } from './position.js';
 
@@ -165,15 +166,7 @@ export function checkCheckpoint(field: string, value: unknown): Checkpoint {
     uncertain: nonNegativeInt(`${field}.uncertain`, c.uncertain),
     savedAt: c.savedAt,
   };
-  if (c.files !== undefined) {
-    if (
-      !Array.isArray(c.files) ||
-      c.files.some((f: unknown) => typeof f !== 'string' || f === '')
-    ) {
-      throw new ConfigError(`${field}.files`, 'must be an array of file paths', c.files);
-    }
-    checkpoint.files = [...(c.files as string[])];
-  }
+  if (c.files !== undefined) checkpoint.files = checkFileList(`${field}.files`, c.files);
   return checkpoint;
 }
 

@@ -9,6 +9,7 @@ import { checkKnownKeys, checkObject, positiveInt } from '../validate.js';
 import type { Checkpoint } from './checkpoint.js';
 import { type ChunkReader, isGzipName, openChunks } from './chunks.js';
 import { SourceError } from './errors.js';
+import { checkFileList } from './file-list.js';
 import { resolveFrom, type StartAt } from './from.js';
 import { type PositionedSource, SOURCE_POSITION, type SourcePosition } from './position.js';
 
@@ -122,19 +123,15 @@ interface Settings {
 }
 
 function checkPaths(paths: unknown): readonly string[] {
-  const list = typeof paths === 'string' ? [paths] : paths;
-  if (
-    !Array.isArray(list) ||
-    list.length === 0 ||
-    list.some((p: unknown) => typeof p !== 'string' || p === '')
-  ) {
+  if (typeof paths === 'string' && paths !== '') return Object.freeze([paths]);
+  if (!Array.isArray(paths) || paths.length === 0) {
     throw new ConfigError(
       'paths',
       'must be a file path or a non-empty array of file paths (strings)',
       paths,
     );
   }
-  return Object.freeze([...list]);
+  return Object.freeze(checkFileList('paths', paths));
 }
 
 class Jsonl implements JsonlSource<unknown> {

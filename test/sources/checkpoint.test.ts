@@ -120,7 +120,7 @@ describe('saveCheckpoint and loadCheckpoint', () => {
       [{ ...base, records: -1 }, 'checkpoint.records'],
       [{ ...base, writen: 1 }, 'checkpoint.writen'],
       [{ ...base, position: { ...position, offset: 'x' } }, 'checkpoint.position.offset'],
-      [{ ...base, files: ['a', 3] }, 'checkpoint.files'],
+      [{ ...base, files: ['a', 3] }, 'checkpoint.files[1]'],
     ];
     for (const [checkpoint, field] of cases) {
       const error = await rejection(saveCheckpoint(join(dir, 'x.ckpt'), checkpoint as never));

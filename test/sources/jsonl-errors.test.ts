@@ -214,7 +214,7 @@ describe('readJsonl options', () => {
       [() => readJsonl(a, { chunkBytes: 0 }), 'chunkBytes'],
       [() => readJsonl(a, { maxLineBytes: 1.5 }), 'maxLineBytes'],
       [() => readJsonl([]), 'paths'],
-      [() => readJsonl([a, ''] as string[]), 'paths'],
+      [() => readJsonl([a, ''] as string[]), 'paths[1]'],
       [() => readJsonl(7 as never), 'paths'],
     ];
     for (const [make, field] of cases) {
