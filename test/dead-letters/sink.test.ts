@@ -6,7 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openDeadLetters } from '../../src/dead-letters/sink.js';
+import { checkDeadLetterOption, openDeadLetters } from '../../src/dead-letters/sink.js';
 import { ConfigError } from '../../src/index.js';
 import {
   DeadLetterError,
@@ -117,6 +117,8 @@ describe('openDeadLetters', () => {
       [{ path: 'x', fsync: true }, 'deadLetter.fsync'],
     ];
     for (const [option, field] of cases) {
+      // At once (an ingestion checks its options before it starts), and when opening.
+      expect(() => checkDeadLetterOption(option), field).toThrow(ConfigError);
       const error = await rejection(openDeadLetters(option));
       expect(error, field).toBeInstanceOf(ConfigError);
       expect((error as ConfigError).field).toBe(field);
