@@ -7,6 +7,7 @@ const entry = {
   'testing/index': 'src/testing/index.ts',
   'dns/index': 'src/dns/index.ts',
   'otel/index': 'src/otel/index.ts',
+  'sources/index': 'src/sources/index.ts',
 };
 
 // Library: ESM keeps dependencies external; CJS inlines ESM-only ones (TOOLCHAIN.md trap 1).

@@ -8,7 +8,7 @@ export default defineConfig({
   resolve: {
     alias: [
       { find: /^shardwise$/, replacement: `${src}index.ts` },
-      { find: /^shardwise\/(http|s3|testing|dns|otel)$/, replacement: `${src}$1/index.ts` },
+      { find: /^shardwise\/(http|s3|testing|dns|otel|sources)$/, replacement: `${src}$1/index.ts` },
     ],
   },
   test: {

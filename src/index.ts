@@ -14,6 +14,8 @@ export {
   type ShardStats,
   type WrapOptions,
 } from './balancer.js';
+export { DeadLetterError } from './dead-letters/error.js';
+export type { DeadLetterOption } from './dead-letters/types.js';
 export { isShardwiseError, type ShardwiseErrorClasses } from './error-guard.js';
 export {
   type AttemptRecord,
@@ -81,5 +83,8 @@ export * from './pickers/hashing/index.js';
 export * from './pickers/index.js';
 export type { Requirement } from './routing/requirement.js';
 export { systemClock } from './runtime.js';
+export type { Checkpoint } from './sources/checkpoint.js';
+export { CheckpointError, SourceError } from './sources/errors.js';
+export type { SourcePosition } from './sources/position.js';
 export type * from './types.js';
 export { MAX_DURATION_MS } from './validate.js';

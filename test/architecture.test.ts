@@ -65,6 +65,21 @@ describe('the architecture', () => {
     expect(offenders).toEqual([]);
   });
 
+  it('sources/ and dead-letters/ sit on the bottom layer: ingest may use them, they use no room', () => {
+    const room = /^(sources|dead-letters)\//;
+    const bottom =
+      /^(sources\/|dead-letters\/|errors\.ts$|redact\.ts$|validate\.ts$|runtime\.ts$|types\.ts$)/;
+    const offenders: string[] = [];
+    for (const [file, targets] of graph) {
+      const from = name(file);
+      if (!room.test(from)) continue;
+      for (const target of targets.map(name)) {
+        if (!bottom.test(target)) offenders.push(`${from} imports ${target}`);
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
+
   it('keeps every file of src/ to 800 lines or fewer (a sanity bound: rooms keep ownership, not a count)', () => {
     const big = all
       .map((file) => [name(file), readFileSync(file, 'utf8').split('\n').length] as const)

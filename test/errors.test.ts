@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
   BalancerClosedError,
+  CheckpointError,
   ConfigError,
+  DeadLetterError,
   IngestError,
   isShardwiseError,
   MissingKeyError,
@@ -13,6 +15,7 @@ import {
   ShardRemovedError,
   ShardUnavailableError,
   type ShardwiseErrorCode,
+  SourceError,
   TimeoutError,
   WriteFailedError,
 } from '../src/index.js';
@@ -99,6 +102,27 @@ const CASES: [string, ShardwiseErrorCode, AnyClass, () => Error, AnyClass][] = [
     'SHARDWISE_INGEST_STOPPED',
     IngestError,
     () => new IngestError('aborted', new Error('stop'), EMPTY_SUMMARY),
+    Error,
+  ],
+  [
+    'SourceError',
+    'SHARDWISE_SOURCE',
+    SourceError,
+    () => new SourceError('data.jsonl', 12, 'not valid JSON'),
+    Error,
+  ],
+  [
+    'CheckpointError',
+    'SHARDWISE_CHECKPOINT',
+    CheckpointError,
+    () => new CheckpointError('load.ckpt', 'checkpoint load.ckpt is corrupt: not JSON'),
+    Error,
+  ],
+  [
+    'DeadLetterError',
+    'SHARDWISE_DEAD_LETTER',
+    DeadLetterError,
+    () => new DeadLetterError('failed.ndjson', 'could not be written', new Error('ENOSPC')),
     Error,
   ],
 ];

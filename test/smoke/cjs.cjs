@@ -4,6 +4,7 @@ const assert = require('node:assert/strict');
 const { Balancer, ConfigError, roundRobin } = require('shardwise');
 const { seededRandom } = require('shardwise/testing');
 const { createHttpBalancer, HttpError } = require('shardwise/http');
+const { DeadLetterError, readDeadLetters } = require('shardwise/sources');
 
 async function main() {
   const balancer = new Balancer({
@@ -24,6 +25,10 @@ async function main() {
   const http = createHttpBalancer({ origins: ['http://127.0.0.1:9'] });
   assert.equal(typeof HttpError, 'function');
   await http.close();
+  const sources = await import('shardwise/sources');
+  const fromEsmSources = new sources.DeadLetterError('x.ndjson', 'could not be written');
+  assert.ok(fromEsmSources instanceof DeadLetterError, 'an ESM DeadLetterError is a CJS one');
+  assert.equal(typeof readDeadLetters, 'function');
   console.log('smoke cjs: ok');
 }
 
