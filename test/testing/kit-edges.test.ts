@@ -74,7 +74,8 @@ describe('the command on scenario files of the wrong shape', () => {
       writeFileSync(file, JSON.stringify(body));
       const r = await cli('simulate', '--scenario', file);
       expect(r.code).toBe(2);
-      expect(r.err).toMatch(
+      // The message is wrapped to 80 columns: read it as one line.
+      expect(r.err.replace(/\s+/g, ' ')).toMatch(
         /shards\[0\] must be an object|shards\[0\]\.schedule\[0\] must be an object|"pickers" must be an array/,
       );
       expect(r.err).not.toMatch(/\n\s+at /); // no stack trace
