@@ -165,7 +165,7 @@ describe('the README, a front door', () => {
     const entries = Object.keys(manifest.exports)
       .filter((key) => key !== './package.json')
       .map((key) => key.replace(/^\./, 'shardwise'));
-    expect(entries).toHaveLength(6);
+    expect(entries).toHaveLength(7);
     for (const entry of entries) expect(README).toContain(`\`${entry}\``);
     for (const bin of Object.keys(manifest.bin)) expect(README).toContain(`\`${bin}\` command`);
   });
