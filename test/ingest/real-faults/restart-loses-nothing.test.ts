@@ -6,6 +6,10 @@
  * No wall-clock assertion (STYLE rule 16): the home is ejected for 600 s (`baseEjectionMs`), so
  * the ingestion can end within this test's deadline only if the early probes bring it back; the
  * time a restart costs is in `bench/ingest-faults.bench.ts`.
+ *
+ * The killed home's ~10 000 records stay within its share of the held bound (100 000 over 4
+ * homes). Past that share the source — tenants in turn — waits at the home's next record, and the
+ * other homes, having written what they hold, wait with it: the bench's 1M records show it.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { consistentHash, createHttpBalancer } from '../../../src/http/index.js';
