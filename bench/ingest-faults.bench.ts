@@ -18,10 +18,22 @@
  * installed, the kill is also done to four real ClickHouse 18.16 servers (test/fixtures/clickhouse.ts).
  *
  * Figures: time and its ratio to the fault-free run; records/s of the healthy shards while one is
- * down against their fault-free records/s; failed; lost (taken − written − failed: must be 0);
- * written but not stored (must be 0); duplicates stored (stored − distinct ids).
+ * down against their fault-free records/s; failed; lost (taken − written − failed − uncertain:
+ * must be 0); written but not stored (must be 0); duplicates stored (stored − distinct ids), beside
+ * `summary.uncertain` and `summary.resent` (the duplicates the client says it may have made).
+ * The fault-free runs are interleaved with a peer — a hand-written keyed loop over raw undici
+ * pools, the same batches per home — so the price of the fault handling shows as a ratio in one run.
+ * With `SHARDWISE_FAULTS_BASELINE=<git ref>` (e.g. `main`), that commit's `src/` is extracted
+ * (`git archive`) to a temp dir and its `http.ingest` runs interleaved too: this build against
+ * another, fault-free, in one process.
  */
 
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Pool } from 'undici';
 import { consistentHash, createHttpBalancer, type HttpBalancer } from '../src/http/index.js';
 import { IngestError, type IngestSummary } from '../src/index.js';
 import {
@@ -32,7 +44,7 @@ import {
   startClickHouse,
 } from '../test/fixtures/clickhouse.js';
 import { type KillableShards, startKillableShards } from '../test/fixtures/killable-shards.js';
-import { collectGarbage, fmt, machineLoad, printHeader, printTable, ratio } from './lib.js';
+import { collectGarbage, fmt, machineLoad, median, printHeader, printTable, ratio } from './lib.js';
 
 /** Every parameter of every scenario, in one place. */
 const P = {
@@ -56,10 +68,17 @@ const P = {
   /** When the fault starts: once this share of the records has been taken from the source. */
   faultAt: 1 / 3,
   kill: { outageMs: 2_000 },
-  neverBack: { deadlineMs: 60_000 },
+  /**
+   * The dead home's records fail at `deliveryTimeoutMs` (default 120 s, past the deadline of a
+   * bench scenario): 10 s here, so the scenario shows the time a dead home costs — about the
+   * fault-free time plus one delivery timeout — within its 60 s deadline.
+   */
+  neverBack: { deadlineMs: 60_000, deliveryTimeoutMs: 10_000 },
   /**
    * A slow home beside a fast one: two tenants in turn, one record per batch (each batch is one
-   * run, as in the issue's 35-of-200 figure); measured over `windowMs`, then stopped.
+   * run, as in the issue's 35-of-200 figure); measured over `windowMs`, then stopped. A round of
+   * each contender first (unmeasured: JIT, connections), then `rounds` of each, interleaved, each
+   * round in the other order; medians.
    */
   slow: {
     slowShard: 0,
@@ -68,6 +87,7 @@ const P = {
     delayMs: 1_000,
     batch: { maxRecords: 1 },
     windowMs: 1_500,
+    rounds: 5,
   },
   pushBack: { status: 503, retryAfterS: 1, forMs: 5_000 },
   /**
@@ -76,7 +96,20 @@ const P = {
    * `timeoutMs` ends each attempt first.
    */
   hang: { timeoutMs: 1_000, requests: 4, windowMs: 3_000 },
-  malformed: { records: 20_000, batch: { maxRecords: 5_000 }, at: 10_000, statuses: [400, 500] },
+  /**
+   * Shards answer the batch holding the bad line 400 (split by default), or 500 as ClickHouse does:
+   * retried as a server error by default, split when `classify` reads it as `'rejected'`.
+   */
+  malformed: {
+    records: 20_000,
+    batch: { maxRecords: 5_000 },
+    at: 10_000,
+    cases: [
+      { status: 400, classify: false },
+      { status: 500, classify: false },
+      { status: 500, classify: true },
+    ],
+  },
   /**
    * Four real servers. Rows: 1M in the issue; here ClickHouse shares two loaded cores with the
    * client, and 1M rows take ~45 s fault-free, so fewer (`SHARDWISE_FAULTS_CH_RECORDS` overrides).
@@ -139,8 +172,11 @@ interface Outcome<R> {
   /** How it ended: `finished`, `aborted` (deadline), `closed` (grace over), `stuck` (never settled). */
   how: 'finished' | 'aborted' | 'closed' | 'stuck';
   summary: IngestSummary<R> | undefined;
+  /** Records reported failed: known not stored. */
   failedIds: number[];
-  /** Failed records by error name (`RetriesExhaustedError`, `TimeoutError`, …). */
+  /** Records reported uncertain (`error.uncertain`): sent, no answer; stored or not. */
+  uncertainIds: number[];
+  /** Records not written by error name (`ShardUnavailableError`, `UncertainWriteError`, …). */
   errors: Map<string, number>;
   taken: number;
   /** Longest time between two `onProgress` calls, ms. */
@@ -153,6 +189,8 @@ interface IngestOptions<R> {
   key: (record: R) => string;
   batch: { maxRecords?: number };
   idempotent?: boolean;
+  deliveryTimeoutMs?: number;
+  classify?: (answer: { statusCode: number; body: string }) => 'rejected' | undefined;
 }
 
 async function bounded<R>(
@@ -166,6 +204,7 @@ async function bounded<R>(
 ): Promise<Outcome<R>> {
   const controller = new AbortController();
   const failedIds: number[] = [];
+  const uncertainIds: number[] = [];
   const errors = new Map<string, number>();
   let how: Outcome<R>['how'] = 'finished';
   const t0 = performance.now();
@@ -187,8 +226,11 @@ async function bounded<R>(
     .ingest(source, {
       ...options,
       signal: controller.signal,
+      // Without onUncertain, onFailed hears of uncertain records too, their error saying so.
       onFailed: (r, error) => {
-        failedIds.push(idOf(r));
+        if ((error as { uncertain?: unknown } | undefined)?.uncertain === true) {
+          uncertainIds.push(idOf(r));
+        } else failedIds.push(idOf(r));
         const name = (error as { name?: string } | undefined)?.name ?? typeof error;
         errors.set(name, (errors.get(name) ?? 0) + 1);
       },
@@ -210,7 +252,7 @@ async function bounded<R>(
   const end = performance.now();
   silentMs = Math.max(silentMs, end - lastProgress);
   if (summary === undefined) how = 'stuck';
-  return { ms: end - t0, how, summary, failedIds, errors, taken: taken.n, silentMs };
+  return { ms: end - t0, how, summary, failedIds, uncertainIds, errors, taken: taken.n, silentMs };
 }
 
 function balancer(origins: readonly string[], extra: Record<string, unknown> = {}): HttpBalancer {
@@ -227,8 +269,8 @@ const n = (x: number | undefined) => (x === undefined ? '-' : x.toLocaleString('
 const rate = (count: number, ms: number) => (ms > 0 ? fmt((count * 1000) / ms, 0) : '-');
 
 /**
- * `summary.uncertain` and `summary.resent`, once the summary has them (issue #30 adds them): read
- * by name so this bench runs before and after; undefined today.
+ * `summary.uncertain` and `summary.resent` (issue #30 added them), read by name so that this bench
+ * still runs on a commit before them, where they print as '-'.
  */
 function outcomeFigure(summary: unknown, name: 'uncertain' | 'resent'): number | undefined {
   const value = (summary as Record<string, unknown> | undefined)?.[name];
@@ -247,14 +289,17 @@ async function account<R>(fleet: KillableShards, o: Outcome<R>) {
   const failed = o.summary?.failed ?? 0;
   const written = o.summary?.written ?? 0;
   const failedStored = await fleet.storedOf(o.failedIds);
+  const uncertainStored = await fleet.storedOf(o.uncertainIds);
   return {
     report,
     written,
     failed,
     lost: lostOf(o),
+    /** Reported failed (known not stored), and on a shard: must be 0. */
     failedStored,
-    /** Reported written, and on no shard. */
-    writtenMissing: o.taken - failed - (report.distinct - failedStored),
+    uncertainStored,
+    /** Reported written, and on no shard (written, failed and uncertain ids are disjoint). */
+    writtenMissing: written - (report.distinct - failedStored - uncertainStored),
     duplicates: report.duplicates,
   };
 }
@@ -318,6 +363,7 @@ const HEADERS = [
   'written, not stored',
   'duplicates',
   'uncertain',
+  'uncertain, stored',
   'resent',
 ];
 
@@ -343,13 +389,121 @@ function row(
     n(a.writtenMissing),
     n(a.duplicates),
     n(outcomeFigure(o.summary, 'uncertain')),
+    n(a.uncertainStored),
     n(outcomeFigure(o.summary, 'resent')),
   ]);
 }
 
 const NOTES: string[] = [];
 
+/** The balancer's defaults the peer copies: connections per shard, calls in flight per shard. */
+const PEER = { connections: 8, inFlightPerShard: 32, maxRecords: 500 };
+
+/**
+ * The peer of the fault-free runs: what a careful user writes by hand with undici for keyed
+ * batches — each tenant's home from the same ring (asked once per tenant), `maxRecords` records
+ * per home joined as NDJSON, one Pool per shard with the balancer's connections, at most its cap
+ * of requests in flight per shard. No retries, no deadlines, no accounting per record: the
+ * floor of what delivery costs. Resolves with the time taken, ms.
+ */
+async function handWritten(fleet: KillableShards, count: number): Promise<number> {
+  const ring = balancer(fleet.origins);
+  const homeOf = new Map(TENANTS.map((t) => [t, fleet.origins.indexOf(String(ring.homeOf(t)))]));
+  await closeQuietly(ring);
+  const pools = fleet.origins.map(
+    (o) => new Pool(o, { connections: PEER.connections, pipelining: 1 }),
+  );
+  const headers = { 'content-type': 'application/x-ndjson' };
+  const inFlight = pools.map(() => 0);
+  const open: string[][] = pools.map(() => []);
+  let written = 0;
+  let failed: unknown;
+  let wake: (() => void) | undefined;
+  const send = (home: number, batch: string[]) => {
+    inFlight[home]!++;
+    pools[home]!.request({ method: 'POST', path: P.path, headers, body: `${batch.join('\n')}\n` })
+      .then(async (res) => {
+        await res.body.dump();
+        if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}`);
+        written += batch.length;
+      })
+      .catch((error: unknown) => {
+        failed ??= error;
+      })
+      .finally(() => {
+        inFlight[home]!--;
+        wake?.();
+      });
+  };
+  const t0 = performance.now();
+  const taken = new Taken();
+  for (const r of records(count, taken)) {
+    const home = homeOf.get(r.tenant)!;
+    const batch = open[home]!;
+    batch.push(JSON.stringify(r));
+    if (batch.length === PEER.maxRecords) {
+      open[home] = [];
+      while (inFlight[home]! >= PEER.inFlightPerShard) await new Promise<void>((w) => (wake = w));
+      send(home, batch);
+    }
+  }
+  open.forEach((batch, home) => {
+    if (batch.length > 0) send(home, batch);
+  });
+  while (inFlight.some((x) => x > 0)) await new Promise<void>((w) => (wake = w));
+  const ms = performance.now() - t0;
+  await Promise.all(pools.map((p) => p.close()));
+  if (failed !== undefined || written !== count) {
+    throw new Error(`the peer wrote ${written} of ${count}: ${String(failed)}`);
+  }
+  return ms;
+}
+
+type HttpModule = typeof import('../src/http/index.js');
+
+/**
+ * `src/` of the commit `ref`, extracted to a temp dir (removed at exit) that resolves packages
+ * from this repository's node_modules, and its `shardwise/http` loaded: another build's
+ * `http.ingest` in this process.
+ */
+async function loadBaseline(ref: string): Promise<HttpModule> {
+  const repo = fileURLToPath(new URL('..', import.meta.url));
+  const dir = mkdtempSync(join(tmpdir(), 'shardwise-baseline-'));
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  const tar = execFileSync('git', ['-C', repo, 'archive', '--format=tar', ref, 'src'], {
+    maxBuffer: 256 * 1024 * 1024,
+  });
+  execFileSync('tar', ['-x', '-C', dir], { input: tar });
+  symlinkSync(join(repo, 'node_modules'), join(dir, 'node_modules'));
+  return (await import(join(dir, 'src', 'http', 'index.ts'))) as HttpModule;
+}
+
+/** One fault-free keyed ingestion with another build's `http.ingest`: its time, ms. */
+async function baselineRun(fleet: KillableShards, lib: HttpModule, count: number): Promise<number> {
+  const http = lib.createHttpBalancer({
+    origins: [...fleet.origins],
+    picker: lib.consistentHash(),
+  });
+  const taken = new Taken();
+  const t0 = performance.now();
+  // The callbacks and signal this build's runs get from `bounded`, so both pay for the same.
+  const summary = await http.ingest(records(count, taken), {
+    path: P.path,
+    key,
+    signal: new AbortController().signal,
+    onFailed: () => {},
+    onProgress: () => {},
+  });
+  const ms = performance.now() - t0;
+  await http.close({ timeoutMs: 5_000 }).catch(() => {});
+  if (summary.written !== count)
+    throw new Error(`the baseline wrote ${summary.written} of ${count}`);
+  return ms;
+}
+
 async function faultFree(fleet: KillableShards): Promise<FaultFree> {
+  const ref = process.env.SHARDWISE_FAULTS_BASELINE;
+  const baseline = ref === undefined || ref === '' ? undefined : await loadBaseline(ref);
   // Warm-up (JIT, connections, the young generation), unmeasured.
   await fresh(fleet);
   {
@@ -358,16 +512,66 @@ async function faultFree(fleet: KillableShards): Promise<FaultFree> {
     await bounded(http, records(P.records / 2, taken), taken, opts(), idOfRec);
     await closeQuietly(http);
   }
-  // The baseline is the median of a few runs: on a shared machine one run can be far off.
-  const runs: { o: Outcome<Rec>; a: Awaited<ReturnType<typeof account>> }[] = [];
-  for (let r = 0; r < P.faultFreeRuns; r++) {
+  await fresh(fleet);
+  await handWritten(fleet, P.records / 2);
+  if (baseline !== undefined) {
     await fresh(fleet);
-    const http = balancer(fleet.origins);
-    const taken = new Taken();
-    const o = await bounded(http, records(P.records, taken), taken, opts(), idOfRec);
-    await closeQuietly(http);
-    runs.push({ o, a: await account(fleet, o) });
+    await baselineRun(fleet, baseline, P.records / 2);
   }
+  // The baseline is the median of a few runs: on a shared machine one run can be far off. The
+  // peer's runs (and another build's) are interleaved with them, each round in another order.
+  const runs: { o: Outcome<Rec>; a: Awaited<ReturnType<typeof account>> }[] = [];
+  const peerMs: number[] = [];
+  const baselineMs: number[] = [];
+  const contenders: (() => Promise<void>)[] = [
+    async () => {
+      await fresh(fleet);
+      const http = balancer(fleet.origins);
+      const taken = new Taken();
+      const o = await bounded(http, records(P.records, taken), taken, opts(), idOfRec);
+      await closeQuietly(http);
+      runs.push({ o, a: await account(fleet, o) });
+    },
+    async () => {
+      await fresh(fleet);
+      peerMs.push(await handWritten(fleet, P.records));
+    },
+  ];
+  if (baseline !== undefined) {
+    contenders.push(async () => {
+      await fresh(fleet);
+      baselineMs.push(await baselineRun(fleet, baseline, P.records));
+    });
+  }
+  for (let r = 0; r < P.faultFreeRuns; r++) {
+    for (let c = 0; c < contenders.length; c++) await contenders[(r + c) % contenders.length]!();
+  }
+  const ingestRate = (P.records * 1000) / median(runs.map((r) => r.o.ms));
+  const peerRate = (P.records * 1000) / median(peerMs);
+  const baselineRate = (P.records * 1000) / median(baselineMs);
+  const vsBaseline = (rate: number) => (baseline === undefined ? '-' : ratio(rate / baselineRate));
+  PEER_ROWS.push([
+    'http.ingest, keyed, defaults (this build)',
+    fmt(ingestRate, 0),
+    ratio(ingestRate / peerRate),
+    vsBaseline(ingestRate),
+  ]);
+  if (baseline !== undefined) {
+    PEER_ROWS.push([
+      `http.ingest, keyed, defaults, at ${ref}`,
+      fmt(baselineRate, 0),
+      ratio(baselineRate / peerRate),
+      ratio(1),
+    ]);
+    NOTES.push(`${ref}: ${P.faultFreeRuns} runs took ${baselineMs.map((t) => s(t)).join(', ')}`);
+  }
+  PEER_ROWS.push([
+    `hand-written keyed loop over raw undici pools (peer; ${PEER.maxRecords} per batch, ${PEER.connections} connections, ${PEER.inFlightPerShard} in flight per shard)`,
+    fmt(peerRate, 0),
+    ratio(1),
+    vsBaseline(peerRate),
+  ]);
+  NOTES.push(`peer: ${P.faultFreeRuns} runs took ${peerMs.map((t) => s(t)).join(', ')}`);
   const times = runs.map((r) => r.o.ms).sort((x, y) => x - y);
   const { o, a } = runs.find((r) => r.o.ms === times[times.length >> 1])!;
   const healthyStored = a.report.shards
@@ -382,6 +586,8 @@ async function faultFree(fleet: KillableShards): Promise<FaultFree> {
   );
   return ff;
 }
+
+const PEER_ROWS: string[][] = [];
 
 const idOfRec = (r: Rec) => r.id;
 const opts = (extra: Partial<IngestOptions<Rec>> = {}): IngestOptions<Rec> => ({
@@ -445,7 +651,7 @@ async function neverBack(fleet: KillableShards, ff: FaultFree): Promise<void> {
     http,
     records(P.records, taken),
     taken,
-    opts(),
+    opts({ deliveryTimeoutMs: P.neverBack.deliveryTimeoutMs }),
     idOfRec,
     P.neverBack.deadlineMs,
   );
@@ -455,7 +661,7 @@ async function neverBack(fleet: KillableShards, ff: FaultFree): Promise<void> {
   const a = await account(fleet, o);
   const lastHealthy = Math.max(...healthy.flatMap((i) => fleet.arrivals(i).map((x) => x.at)));
   row(
-    `shard ${P.victim} killed at ${fmt(P.faultAt * 100, 0)} %, never back (deadline ${s(P.neverBack.deadlineMs)})`,
+    `shard ${P.victim} killed at ${fmt(P.faultAt * 100, 0)} %, never back (deliveryTimeoutMs ${n(P.neverBack.deliveryTimeoutMs)}; deadline ${s(P.neverBack.deadlineMs)})`,
     o,
     ff,
     a,
@@ -531,8 +737,23 @@ async function slowHome(fleet: KillableShards): Promise<void> {
     // Records/s while it had records to send: over the window, or until its last one if sooner.
     return { inWindow, doneMs, rate: (inWindow * 1000) / Math.min(windowMs, doneMs) };
   };
-  const viaIngest = await measure('ingest');
-  const viaRun = await measure('run');
+  await measure('ingest');
+  await measure('run');
+  const rounds: Record<'ingest' | 'run', Awaited<ReturnType<typeof measure>>[]> = {
+    ingest: [],
+    run: [],
+  };
+  for (let r = 0; r < P.slow.rounds; r++) {
+    const order = r % 2 === 0 ? (['ingest', 'run'] as const) : (['run', 'ingest'] as const);
+    for (const how of order) rounds[how].push(await measure(how));
+  }
+  const medianOf = (how: 'ingest' | 'run') => ({
+    inWindow: median(rounds[how].map((x) => x.inWindow)),
+    doneMs: median(rounds[how].map((x) => x.doneMs)),
+    rate: median(rounds[how].map((x) => x.rate)),
+  });
+  const viaIngest = medianOf('ingest');
+  const viaRun = medianOf('run');
   await fleet.heal(slowShard);
   const done = (ms: number) => (Number.isFinite(ms) ? s(ms) : `not in ${s(windowMs + 500)}`);
   SLOW_ROWS.push(
@@ -648,7 +869,10 @@ const idOfLine = (line: string) => Number(line.slice(6, line.indexOf(',')));
 
 async function malformed(fleet: KillableShards): Promise<void> {
   const m = P.malformed;
-  const runLines = async (bad: number | undefined, status: number) => {
+  // The fixture's answer to a refused batch: `Cannot parse input (at row N)`, as ClickHouse says.
+  const parseError = ({ statusCode, body }: { statusCode: number; body: string }) =>
+    statusCode === 500 && /Cannot parse/.test(body) ? ('rejected' as const) : undefined;
+  const runLines = async (bad: number | undefined, status: number, classify: boolean) => {
     await fresh(fleet);
     for (let i = 0; i < fleet.count; i++) await fleet.reject(i, 'oops', { status });
     const http = balancer(fleet.origins);
@@ -657,7 +881,12 @@ async function malformed(fleet: KillableShards): Promise<void> {
       http,
       lines(m.records, bad, taken),
       taken,
-      { path: P.path, key: tenantOfLine, batch: { ...m.batch } },
+      {
+        path: P.path,
+        key: tenantOfLine,
+        batch: { ...m.batch },
+        ...(classify ? { classify: parseError } : {}),
+      },
       idOfLine,
       60_000,
     );
@@ -666,21 +895,22 @@ async function malformed(fleet: KillableShards): Promise<void> {
     const report = await fleet.report();
     return { o, report, stats };
   };
-  for (const status of m.statuses) {
-    const clean = await runLines(undefined, status);
-    const dirty = await runLines(m.at, status);
+  for (const { status, classify } of m.cases) {
+    const clean = await runLines(undefined, status, classify);
+    const dirty = await runLines(m.at, status, classify);
     const refusals = dirty.report.shards.reduce((x, r) => x + (r.statuses[String(status)] ?? 0), 0);
     const failures = dirty.stats.shards.reduce((x, r) => x + r.failures, 0);
     const ejections = dirty.stats.shards.reduce((x, r) => x + r.ejections, 0);
     const charged = dirty.stats.shards.filter((r) => r.failures > 0).length;
     MALFORMED_ROWS.push([
-      `1 bad line in ${n(m.records)}, shards answer ${status}`,
+      `1 bad line in ${n(m.records)}, shards answer ${status}${classify ? ', classify reads it as rejected' : ''}`,
       dirty.o.how,
       n(dirty.o.summary?.written),
       n(dirty.o.summary?.failed),
       n(dirty.report.requests - clean.report.requests),
       n(refusals),
-      `${failures} on ${charged} shard(s), ${ejections} ejection(s)`,
+      `${failures} on ${charged} shard(s)`,
+      String(ejections),
       n(lostOf(dirty.o)),
     ]);
   }
@@ -803,12 +1033,27 @@ async function main(): Promise<void> {
         await hang(fleet, ff, true, 'window');
       }
       printTable(HEADERS, ROWS);
+      if (PEER_ROWS.length > 0) {
+        console.log(
+          `\n### fault-free, ${n(P.records)} records: http.ingest against a hand-written peer and another build (medians of ${P.faultFreeRuns} interleaved runs)\n`,
+        );
+        const against = process.env.SHARDWISE_FAULTS_BASELINE;
+        printTable(
+          [
+            'contender',
+            'records/s',
+            'vs peer',
+            `vs ${against === undefined || against === '' ? 'another build (SHARDWISE_FAULTS_BASELINE)' : against}`,
+          ],
+          PEER_ROWS,
+        );
+      }
     }
     if (wanted('slow')) {
       await slowHome(fleet);
       console.log(
         `\n### a slow home (shard ${P.slow.slowShard} answers each batch after ${s(P.slow.delayMs)}) beside a fast one: ` +
-          `${n(P.slow.records)} records, two tenants in turn, batches of ${P.slow.batch.maxRecords}\n`,
+          `${n(P.slow.records)} records, two tenants in turn, batches of ${P.slow.batch.maxRecords}; medians of ${P.slow.rounds} interleaved rounds\n`,
       );
       printTable(
         [
@@ -834,7 +1079,8 @@ async function main(): Promise<void> {
           'failed',
           'extra requests',
           'refusals',
-          'shard failures charged',
+          'failed attempts (stats)',
+          'ejections',
           'lost',
         ],
         MALFORMED_ROWS,
