@@ -469,12 +469,19 @@ export class Sender<T, Rec> {
   }
 
   /** The batch's run failed (after the balancer's retries): read why, then split or settle. */
-  #failed(home: Home<Rec>, batch: Batch<Rec>, error: unknown): void {
+  #failed(home: Home<Rec>, batch: Batch<Rec>, failure: unknown): void {
     if (batch.count === 0) return;
+    let error = failure;
     if (error instanceof ShardUnavailableError) {
+      // The run was given what was left of the records' deadline: told as the records waited,
+      // from when the oldest was taken, against the deliveryTimeoutMs that was set.
+      const d = this.#o.deliveryTimeoutMs;
+      const waited = this.#runner.clock.now() - (batch.deadlineMs - d);
+      const { shardId, reason } = error;
+      error = new ShardUnavailableError(shardId, waited, reason, d);
       // Unreachable for a whole delivery timeout: down until a write reaches it.
-      if (error.reason !== 'capped' && error.reason !== 'pushback' && home.id !== undefined) {
-        home.down ??= new ShardUnavailableError(home.id, error.waitedMs, 'down');
+      if (reason !== 'capped' && reason !== 'pushback' && home.id !== undefined) {
+        home.down ??= new ShardUnavailableError(home.id, waited, 'down');
       }
     } else if (!batch.uncertain) {
       const last = lastError(error);
