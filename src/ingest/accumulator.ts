@@ -49,13 +49,13 @@ export class Accumulator<Rec> {
   readonly #expected = new WeakMap<Home<Rec>, number>();
   /** Size of the last placement, bytes (its encoded length when it was measured by encoding). */
   lastSize = 0;
-  /** The membership now: a batch remembers the one it opened under, to re-check its homes. */
-  members: readonly unknown[] = [];
 
   constructor(
     limits: AccumulatorLimits,
     /** Read when a batch opens (its linger, its deadline): once a batch, not once a record. */
     private readonly clock: Clock,
+    /** The membership now: a batch remembers the one it opened under, to re-check its homes. */
+    private readonly members: () => readonly unknown[] = () => [],
   ) {
     this.#limits = limits;
   }
@@ -119,7 +119,8 @@ export class Accumulator<Rec> {
       placement = CLOSED;
     }
     batch.push(record, size, key, carried, deadlineMs);
-    home.hold(1, size);
+    home.held++;
+    home.heldBytes += size;
     this.lastSize = size;
     if (batch.count >= limits.maxRecords || batch.bytes >= limits.maxRecordBytes || this.#ending) {
       this.#close(home);
@@ -164,7 +165,7 @@ export class Accumulator<Rec> {
       limits.keepRecords,
       home.id,
       home.id === undefined ? undefined : key,
-      this.members,
+      this.members(),
       limits.encoder,
       limits.encoder === undefined
         ? 0

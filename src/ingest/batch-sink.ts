@@ -88,6 +88,7 @@ export class BatchSink<T, Rec> implements Sink<Rec> {
         deliveryTimeoutMs: this.#deliveryTimeoutMs,
       },
       runner.clock,
+      () => runner.shards,
     );
     this.#sender = new Sender<T, Rec>(runner, ledger, this.#acc, {
       field,
@@ -135,7 +136,9 @@ export class BatchSink<T, Rec> implements Sink<Rec> {
   }
 
   wait(): Promise<void> | undefined {
-    if (this.#pending === undefined && !this.#overall()) return undefined;
+    if (this.#pending === undefined && !this.#overall()) {
+      return this.#sender.backlog(this.#acc.unkeyed);
+    }
     if (this.#pending === undefined) {
       // The whole bound is reached (unkeyed records, or a mixed ingestion): every open batch goes.
       let flushed = false;
@@ -164,7 +167,6 @@ export class BatchSink<T, Rec> implements Sink<Rec> {
     deadlineMs: number,
   ): void {
     const acc = this.#acc;
-    acc.members = this.#runner.shards;
     let placed: number;
     try {
       placed = acc.place(home, record, key, size, undefined, undefined, deadlineMs);

@@ -25,6 +25,10 @@ export class Home<Rec> {
    * once with this error, but for one batch at a time that probes it; a write clears it.
    */
   down: ShardUnavailableError | undefined = undefined;
+  /** A batch of it could go now but for room in the balancer (the sender's last look). */
+  backlogged = false;
+  /** Who waits for that backlog to clear (the source, for unkeyed records). */
+  drained: { promise: Promise<void>; resolve: () => void } | undefined = undefined;
 
   constructor(
     /** The shard id of a keyed home ('' for keyed records with no home yet); undefined: unkeyed. */

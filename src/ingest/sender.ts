@@ -29,7 +29,7 @@ import type { Accumulator } from './accumulator.js';
 import type { Batch, Carried } from './batch.js';
 import { checkFailures } from './failures.js';
 import type { Home } from './home.js';
-import type { Ledger } from './ledger.js';
+import { deferredVoid, type Ledger } from './ledger.js';
 import type { ResolvedRecordRetry } from './options.js';
 import { lastError, readFailure, shardOf } from './outcome.js';
 import { RecordBudget } from './record-budget.js';
@@ -193,6 +193,7 @@ export class Sender<T, Rec> {
   #pumpHome(home: Home<Rec>, now: number): number {
     const ready = home.ready;
     let next = Number.POSITIVE_INFINITY;
+    let backlogged = false;
     let i = 0;
     while (i < ready.length) {
       const batch = ready[i]!;
@@ -203,6 +204,7 @@ export class Sender<T, Rec> {
       }
       if (home.running >= this.#window(home)) {
         if (batch.deadlineMs < next) next = batch.deadlineMs;
+        backlogged = batch.notBeforeMs <= now;
         break;
       }
       if (batch.notBeforeMs > now) {
@@ -215,7 +217,25 @@ export class Sender<T, Rec> {
       ready.splice(i, 1);
       this.#submit(home, batch, now);
     }
+    home.backlogged = backlogged;
+    if (!backlogged && home.drained !== undefined) {
+      const drained = home.drained;
+      home.drained = undefined;
+      drained.resolve();
+    }
     return next;
+  }
+
+  /**
+   * Resolves once `home` has no batch left that could go but for room in the balancer; undefined
+   * when it has none now. Unkeyed records wait on it: the source is then read no further ahead of
+   * the shards than a batch (fewer live records, less work for the garbage collector), while a
+   * keyed home may fill its share of the held bounds, so that a slow one never stalls the others.
+   */
+  backlog(home: Home<Rec>): Promise<void> | undefined {
+    if (!home.backlogged) return undefined;
+    home.drained ??= deferredVoid();
+    return home.drained.promise;
   }
 
   /**
