@@ -87,7 +87,7 @@ export interface HttpRecordOptions<Rec> extends CommonRecordOptions<Rec> {
 }
 
 /** Options of `http.ingest` with a `path`. */
-export interface HttpIngestOptions<Rec> extends HttpRecordOptions<Rec>, IngestExtras {}
+export interface HttpIngestOptions<Rec> extends HttpRecordOptions<Rec>, IngestExtras<Rec> {}
 
 /** The core's record options on an HTTP balancer: a `send` of yours, and no `path`. */
 type OwnSend<O> = O & { path?: undefined };

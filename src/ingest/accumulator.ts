@@ -26,6 +26,8 @@ export interface AccumulatorLimits {
   keepRecords: boolean;
   /** How long a record may wait in all: a batch's deadline is its opening plus this, at most. */
   deliveryTimeoutMs: number;
+  /** Batches keep each record's source index (the ingestion keeps a watermark). */
+  trackSeqs?: boolean;
 }
 
 /** What a placement did: nothing more, opened a batch (arm its linger), closed one (send it). */
@@ -95,6 +97,7 @@ export class Accumulator<Rec> {
     carried: Carried | undefined,
     encoded: Uint8Array | undefined,
     deadlineMs: number,
+    seq = -1,
   ): Placement {
     const limits = this.#limits;
     let placement: Placement = PLACED;
@@ -118,7 +121,7 @@ export class Accumulator<Rec> {
       batch = this.#create(home, key);
       placement = CLOSED;
     }
-    batch.push(record, size, key, carried, deadlineMs);
+    batch.push(record, size, key, carried, deadlineMs, seq);
     home.held++;
     home.heldBytes += size;
     this.lastSize = size;
@@ -171,6 +174,7 @@ export class Accumulator<Rec> {
         ? 0
         : Math.min(limits.maxCapacity, this.#expected.get(home) ?? FIRST_CAPACITY),
       nowMs,
+      limits.trackSeqs === true,
     );
     batch.deadlineMs = nowMs + limits.deliveryTimeoutMs;
     home.open = batch;

@@ -46,6 +46,8 @@ interface Pending<Rec> {
   size: number;
   /** Its delivery deadline, from when it was taken (it may wait a while for room). */
   deadlineMs: number;
+  /** Its index in the source. */
+  seq: number;
 }
 
 export class BatchSink<T, Rec> implements Sink<Rec> {
@@ -86,6 +88,7 @@ export class BatchSink<T, Rec> implements Sink<Rec> {
         maxCapacity: Math.min(batch.maxBytes + 64, 64 * 1024 * 1024),
         keepRecords: batch.keepRecords,
         deliveryTimeoutMs: this.#deliveryTimeoutMs,
+        trackSeqs: ledger.watermark !== undefined,
       },
       runner.clock,
       () => runner.shards,
@@ -104,7 +107,7 @@ export class BatchSink<T, Rec> implements Sink<Rec> {
     ledger.startHeartbeat();
   }
 
-  add(record: Rec): void {
+  add(record: Rec, seq: number): void {
     const o = this.#o;
     let key: Key | undefined;
     let size: number;
@@ -115,24 +118,24 @@ export class BatchSink<T, Rec> implements Sink<Rec> {
       else size = o.batch.size === undefined ? -1 : checkSize(o.field, o.batch.size(record));
     } catch (error) {
       // A record whose key or size fails is reported failed; the ingestion goes on.
-      this.#ledger.fail(record, error);
+      this.#ledger.fail(record, error, 0, seq);
       return;
     }
     const home = this.#acc.home(this.#homeOf(key));
     if (this.#probing(home)) {
       // Down: its records fail at once, but for the one batch that probes it.
-      this.#ledger.fail(record, home.down);
+      this.#ledger.fail(record, home.down, 0, seq);
       return;
     }
     if (!this.#roomFor(home)) {
       const deadlineMs = this.#runner.clock.now() + this.#deliveryTimeoutMs;
-      this.#pending = { record, key, home, size, deadlineMs };
+      this.#pending = { record, key, home, size, deadlineMs, seq };
       // Its home waits on what it holds: send it now, full or not — as Kafka's accumulator
       // treats batches as ready while a producer waits for buffer memory.
       if (this.#acc.flush(home)) this.#sender.pump();
       return;
     }
-    this.#place(record, key, home, size, Number.POSITIVE_INFINITY);
+    this.#place(record, key, home, size, Number.POSITIVE_INFINITY, seq);
   }
 
   wait(): Promise<void> | undefined {
@@ -165,13 +168,14 @@ export class BatchSink<T, Rec> implements Sink<Rec> {
     home: Home<Rec>,
     size: number,
     deadlineMs: number,
+    seq: number,
   ): void {
     const acc = this.#acc;
     let placed: number;
     try {
-      placed = acc.place(home, record, key, size, undefined, undefined, deadlineMs);
+      placed = acc.place(home, record, key, size, undefined, undefined, deadlineMs, seq);
     } catch (error) {
-      this.#ledger.fail(record, error);
+      this.#ledger.fail(record, error, 0, seq);
       return;
     }
     this.#ledger.holdBytes(acc.lastSize);
@@ -217,10 +221,17 @@ export class BatchSink<T, Rec> implements Sink<Rec> {
       const home = pending.home;
       if (this.#probing(home)) {
         this.#pending = undefined;
-        this.#ledger.fail(pending.record, home.down);
+        this.#ledger.fail(pending.record, home.down, 0, pending.seq);
       } else if (this.#roomFor(home)) {
         this.#pending = undefined;
-        this.#place(pending.record, pending.key, home, pending.size, pending.deadlineMs);
+        this.#place(
+          pending.record,
+          pending.key,
+          home,
+          pending.size,
+          pending.deadlineMs,
+          pending.seq,
+        );
       }
     }
     // The source goes on once nothing waits for room: no record in hand, the whole below bounds.

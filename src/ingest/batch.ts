@@ -52,6 +52,11 @@ export class Batch<Rec> {
   sizes: number[] = [];
   /** Keys, for keyed batches (to re-check homes after a membership change). */
   keys: (Key | undefined)[] | undefined;
+  /**
+   * Each record's index in the source (0 for the ingestion's first), while the ingestion keeps a
+   * watermark (checkpoints): what settles, settles by index.
+   */
+  seqs: number[] | undefined;
   /** Per record, what it carries from earlier sends (undefined for a first send). */
   carried: (Carried | undefined)[] | undefined;
   /** Sum of `sizes`. */
@@ -100,9 +105,12 @@ export class Batch<Rec> {
     capacity: number,
     /** Balancer-clock time of the first record. */
     readonly openedAtMs: number,
+    /** Records carry their source index (`seqs`). */
+    tracked = false,
   ) {
     this.members = members;
     if (home !== undefined) this.keys = [];
+    if (tracked) this.seqs = [];
     if (encoder !== undefined) {
       this.out = new ByteBuffer(capacity);
       this.starts = [];
@@ -170,7 +178,7 @@ export class Batch<Rec> {
 
   /**
    * Adds a record (already encoded, when the body is built here) whose delivery deadline passes at
-   * `deadlineMs`.
+   * `deadlineMs`; `seq`: its index in the source (kept when the batch tracks them).
    */
   push(
     record: Rec,
@@ -178,12 +186,14 @@ export class Batch<Rec> {
     key: Key | undefined,
     carried: Carried | undefined,
     deadlineMs: number,
+    seq: number,
   ): void {
     if (deadlineMs < this.deadlineMs) this.deadlineMs = deadlineMs;
     this.records.push(this.keep ? record : (stand(record) as Rec));
     this.sizes.push(size);
     this.bytes += size;
     this.keys?.push(key);
+    this.seqs?.push(seq);
     if (carried !== undefined) {
       this.carried ??= new Array<Carried | undefined>(this.records.length - 1).fill(undefined);
       this.carried.push(carried);
@@ -216,6 +226,7 @@ export class Batch<Rec> {
     const records: Rec[] = [];
     const sizes: number[] = [];
     const keys: (Key | undefined)[] | undefined = this.keys === undefined ? undefined : [];
+    const seqs: number[] | undefined = this.seqs === undefined ? undefined : [];
     const carried: (Carried | undefined)[] | undefined =
       this.carried === undefined ? undefined : [];
     const kept: number[] = [];
@@ -227,6 +238,7 @@ export class Batch<Rec> {
       sizes.push(this.sizes[i]!);
       bytes += this.sizes[i]!;
       keys?.push(this.keys![i]);
+      seqs?.push(this.seqs![i]!);
       carried?.push(this.carried![i]);
     }
     const removed = this.records.length - records.length;
@@ -236,6 +248,7 @@ export class Batch<Rec> {
     this.records = records;
     this.sizes = sizes;
     this.keys = keys;
+    this.seqs = seqs;
     this.carried = carried;
     this.bytes = bytes;
     this.#body = undefined;
@@ -272,6 +285,7 @@ export class Batch<Rec> {
       this.encoder,
       capacity + 64,
       this.openedAtMs,
+      this.seqs !== undefined,
     );
     indexes.forEach((i, j) => {
       if (out !== undefined) part.encode(this.records[i]!, this.encodedAt(i));
@@ -280,6 +294,7 @@ export class Batch<Rec> {
         this.sizes[i]!,
         this.keys?.[i],
         carried === undefined ? this.carried?.[i] : carried[j],
+        this.seqs?.[i] ?? -1,
       );
     });
     part.deadlineMs = this.deadlineMs;
@@ -292,11 +307,13 @@ export class Batch<Rec> {
     size: number,
     key: Key | undefined,
     carried: Carried | undefined,
+    seq: number,
   ): void {
     this.records.push(record);
     this.sizes.push(size);
     this.bytes += size;
     this.keys?.push(key);
+    this.seqs?.push(seq);
     if (carried !== undefined) {
       this.carried ??= new Array<Carried | undefined>(this.records.length - 1).fill(undefined);
       this.carried.push(carried);

@@ -20,19 +20,23 @@ export class WriteFailedError extends Error {
 }
 
 /** Why an ingestion stopped before the end of its source. */
-export type IngestStop = 'aborted' | 'source' | 'closed' | 'callback';
+export type IngestStop = 'aborted' | 'source' | 'closed' | 'callback' | 'deadLetter' | 'checkpoint';
 
 const WHY: Record<IngestStop, string> = {
   aborted: 'its signal aborted',
   source: 'the source threw',
   closed: 'the balancer was closed',
-  callback: 'an onFailed or onProgress callback threw',
+  callback: 'an onFailed, onUncertain, onProgress or onCheckpoint callback threw',
+  deadLetter: 'a dead letter could not be kept',
+  checkpoint: 'a checkpoint could not be saved',
 };
 
 /**
  * An ingestion stopped before the end of its source: its signal aborted (`cause`: the abort
  * reason), the source threw (`cause`: its error), the balancer was closed (`cause`: a
- * `BalancerClosedError`), or a callback threw (`cause`: its error). Thrown only once every record
+ * `BalancerClosedError`), a callback threw (`cause`: its error), a dead letter could not be kept
+ * (`cause`: a `DeadLetterError`) or a checkpoint could not be saved (`cause`: a
+ * `CheckpointError`). Thrown only once every record
  * taken has settled, so `summary` is final: each record taken is in `written` or `failures`.
  *
  * @example

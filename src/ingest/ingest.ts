@@ -5,9 +5,11 @@
  * or failed, and resolves with the account, or rejects with an `IngestError` carrying it.
  */
 import { BalancerClosedError, ConfigError, describe } from '../errors.js';
+import { positionReader } from '../sources/position.js';
 import { duration, fn } from '../validate.js';
+import { checkDurable, DURABLE_KEYS, Durability, type DurableOptions } from './durable.js';
 import { IngestError, type IngestStop } from './errors.js';
-import { Ledger } from './ledger.js';
+import { type FailureHooks, Ledger } from './ledger.js';
 import { checkRecordOptions, checkSource } from './options.js';
 import type { Sink } from './sink.js';
 import {
@@ -25,13 +27,22 @@ export const INGEST_EXTRA_KEYS = [
   'progressMs',
   'progressIntervalMs',
   'signal',
+  ...DURABLE_KEYS,
 ] as const;
 
-/** `onProgress`, `progressMs` (or its former name `progressIntervalMs`) and `signal`, checked. */
-export function checkIngestExtras(
-  field: string,
-  options: IngestExtras,
-): { onProgress: IngestExtras['onProgress']; signal: AbortSignal | undefined; progressMs: number } {
+/** What `ingest` adds to a write stream's options, checked. */
+export interface IngestExtrasChecked {
+  onProgress: IngestExtras<any>['onProgress'];
+  signal: AbortSignal | undefined;
+  progressMs: number;
+  durable: DurableOptions;
+}
+
+/**
+ * `onProgress`, `progressMs` (or its former name `progressIntervalMs`), `signal` and the durable
+ * options (`deadLetter`, `deadLetterUncertain`, `checkpoint`, `from`, `onCheckpoint`), checked.
+ */
+export function checkIngestExtras(field: string, options: IngestExtras<any>): IngestExtrasChecked {
   if (options.onProgress !== undefined) fn(`${field}.onProgress`, options.onProgress);
   if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
     throw new ConfigError(`${field}.signal`, 'must be an AbortSignal', options.signal);
@@ -50,6 +61,7 @@ export function checkIngestExtras(
     signal: options.signal,
     // A heartbeat of 0 ms would spin: at least 1 ms between two reports.
     progressMs: given === undefined ? 1_000 : duration(`${field}.${name}`, given, true),
+    durable: checkDurable(field, options as Record<string, unknown>),
   };
 }
 
@@ -65,13 +77,38 @@ export async function ingest<T, Rec>(
   const o = checkRecordOptions<T, Rec>('ingest', options, INGEST_EXTRA_KEYS);
   checkSource(source);
   const extras = checkIngestExtras('ingest', options);
+  return run(runner, 'ingest', source, extras, o, (ledger) =>
+    callerSink('ingest', runner, ledger, o),
+  );
+}
+
+/**
+ * Opens what the ingestion keeps durable (its dead letters first: a file that cannot be written
+ * rejects before a record is read), builds its ledger and sink, and drives it.
+ */
+export async function run<T, Rec>(
+  runner: RunnerLike<T>,
+  field: string,
+  source: Iterable<Rec> | AsyncIterable<Rec>,
+  extras: IngestExtrasChecked,
+  hooks: FailureHooks<Rec>,
+  sink: (ledger: Ledger<Rec>) => Sink<Rec>,
+): Promise<IngestSummary<Rec>> {
   const ledger = new Ledger<Rec>(runner, {
-    ...extras,
-    onFailed: o.onFailed,
-    onUncertain: o.onUncertain,
-    keepFailures: o.keepFailures,
+    onProgress: extras.onProgress,
+    progressMs: extras.progressMs,
+    onFailed: hooks.onFailed,
+    onUncertain: hooks.onUncertain,
+    keepFailures: hooks.keepFailures,
   });
-  return drive(runner, source, callerSink('ingest', runner, ledger, o), ledger, extras.signal);
+  const durability = await Durability.open(
+    field,
+    extras.durable,
+    ledger as Ledger<unknown>,
+    runner.clock,
+    source as object,
+  );
+  return drive(runner, source, sink(ledger), ledger, extras.signal, durability);
 }
 
 /**
@@ -84,6 +121,7 @@ export async function drive<T, Rec>(
   sink: Sink<Rec>,
   ledger: Ledger<Rec>,
   signal: AbortSignal | undefined,
+  durability?: Durability,
 ): Promise<IngestSummary<Rec>> {
   let stop: { kind: IngestStop; cause: unknown } | undefined;
   // A sync iterable is read without a promise per record; an async one is awaited.
@@ -97,12 +135,42 @@ export async function drive<T, Rec>(
   } catch (error) {
     stop = { kind: 'source', cause: error };
   }
-  /** Why the ingestion must stop now, if it must: the signal, the balancer's close, a callback. */
+  // A source that reports positions gives the watermark its position (checkpoints); it must
+  // start where a resumed load's `from` says. Checked before any record is taken.
+  const read =
+    durability?.tracking === true && iterator !== undefined
+      ? positionReader(source, iterator)
+      : undefined;
+  try {
+    durability?.start(read);
+  } catch (error) {
+    if (iterator?.return !== undefined) {
+      try {
+        const returned = iterator.return();
+        if (returned instanceof Promise) returned.catch(() => {});
+      } catch {}
+    }
+    await ledger.idle();
+    ledger.close();
+    throw error;
+  }
+  const watermark = ledger.watermark;
+  let last = -1;
+  /**
+   * Why the ingestion must stop now, if it must: the signal, the balancer's close, a callback,
+   * a dead letter or a checkpoint that could not be kept.
+   */
   const stopped = (): { kind: IngestStop; cause: unknown } | undefined => {
     if (signal?.aborted) return { kind: 'aborted', cause: signal.reason };
     if (runner.closed) return { kind: 'closed', cause: new BalancerClosedError() };
     if (ledger.callbackError !== undefined) {
       return { kind: 'callback', cause: ledger.callbackError.error };
+    }
+    if (ledger.deadLetterError !== undefined) {
+      return { kind: 'deadLetter', cause: ledger.deadLetterError.error };
+    }
+    if (durability?.error !== undefined) {
+      return { kind: 'checkpoint', cause: durability.error.error };
     }
     return undefined;
   };
@@ -127,7 +195,7 @@ export async function drive<T, Rec>(
             (late) => {
               if (typeof late !== 'object' || late === null || late.done) return;
               ledger.take();
-              ledger.fail(late.value, why.cause);
+              ledger.failUnsent(late.value, why.cause);
             },
             () => {},
           );
@@ -153,17 +221,23 @@ export async function drive<T, Rec>(
       finished = true;
       break;
     }
-    ledger.take();
+    const seq = ledger.take();
     if (signal?.aborted) {
-      // Taken, then the abort seen: the record is reported failed, never dropped.
-      ledger.fail(value, signal.reason);
+      // Taken, then the abort seen: the record is reported failed, never dropped (nor sent: a
+      // resumed load reads it again).
+      ledger.failUnsent(value, signal.reason);
       stop = { kind: 'aborted', cause: signal.reason };
       break;
     }
-    sink.add(value);
+    sink.add(value, seq);
+    // The position after every 64th record: what a checkpoint can stand at.
+    if (read !== undefined && (seq & 63) === 63) watermark!.sample(seq, read());
+    last = seq;
     const wait = sink.wait();
     if (wait !== undefined) await wait;
   }
+  // The position after the last record taken (a source that ended: the end of its files).
+  if (read !== undefined && last >= 0 && (last & 63) !== 63) watermark!.sample(last, read());
   interrupted?.dispose();
   if (!finished && iterator?.return !== undefined) {
     // Let the source release what it holds (a file, a cursor); its answer is not awaited past
@@ -175,9 +249,18 @@ export async function drive<T, Rec>(
   }
   sink.end();
   await ledger.idle();
+  // Dead letters flushed, then the last checkpoint saved: it never passes a record not yet kept.
+  await durability?.close();
   const summary = ledger.close();
+  // What failed while the last records settled: a callback, a dead letter, the last checkpoint.
   if (stop === undefined && ledger.callbackError !== undefined) {
     stop = { kind: 'callback', cause: ledger.callbackError.error };
+  }
+  if (stop === undefined && ledger.deadLetterError !== undefined) {
+    stop = { kind: 'deadLetter', cause: ledger.deadLetterError.error };
+  }
+  if (stop === undefined && durability?.error !== undefined) {
+    stop = { kind: 'checkpoint', cause: durability.error.error };
   }
   if (stop !== undefined) throw new IngestError<Rec>(stop.kind, stop.cause, summary);
   return summary;

@@ -5,8 +5,11 @@
  * runs, stalls included — and tells whoever waits when records settle.
  */
 import { rethrowLater } from '../callbacks.js';
+import type { DeadLetterSink } from '../dead-letters/types.js';
+import { isShardwiseError } from '../errors.js';
 import type { Clock } from '../types.js';
 import type { IngestProgress, IngestSummary, ShardProgress } from './types.js';
+import type { Watermark } from './watermark.js';
 
 /** What the ledger reads from the balancer for progress reports. */
 export interface LedgerHost {
@@ -44,6 +47,19 @@ export class Ledger<Rec> {
   onCallbackError: (() => void) | undefined;
   /** What the sink holds per shard and why it waits, for progress reports. */
   shards: (() => Record<string, ShardProgress>) | undefined;
+  /** The records settled in source order (checkpoints): set before the first record is taken. */
+  watermark: Watermark | undefined;
+  /**
+   * Where records not written go before they count as settled (the `deadLetter` option): failed
+   * ones, and uncertain ones too with `uncertain`.
+   */
+  deadLetters: { sink: DeadLetterSink; uncertain: boolean } | undefined;
+  /** The dead letters could not be kept: the ingestion stops on it (no record is dropped). */
+  deadLetterError: { error: unknown } | undefined;
+  /** Appends to the dead letters not yet kept: their records are still held. */
+  #deadPending = 0;
+  /** Records taken so far: the next one's index in the source. */
+  #taken = 0;
   readonly #host: LedgerHost;
   readonly #hooks: LedgerHooks<Rec>;
   readonly #startedMs: number;
@@ -73,9 +89,15 @@ export class Ledger<Rec> {
     };
   }
 
-  /** One record was taken from the source. */
-  take(): void {
+  /** One record was taken from the source: returns its index (0 for the first). */
+  take(): number {
     this.held++;
+    return this.#taken++;
+  }
+
+  /** Record `seq` (its index in the source) was written: the watermark may move past it. */
+  mark(seq: number): void {
+    this.watermark?.settle(seq);
   }
 
   /** A held record's size became known. */
@@ -95,32 +117,92 @@ export class Ledger<Rec> {
     this.#settled();
   }
 
-  /** `record` is not written, for good: listed with `error`, reported to `onFailed`. */
-  fail(record: Rec, error: unknown, bytes = 0): void {
+  /**
+   * `record` (index `seq` in the source, −1 when not tracked) is not written, for good: listed
+   * with `error`, reported to `onFailed` — once it is in the dead letters, when there are some.
+   */
+  fail(record: Rec, error: unknown, bytes = 0, seq = -1): void {
     if (this.#closed) {
       this.#failedLate(record, error);
       return;
     }
-    this.summary.failed++;
-    this.#notWritten(record, error, bytes, this.#hooks.onFailed);
+    this.#notWritten(record, error, bytes, seq, 'failed');
   }
 
   /**
    * `record` was sent and no answer came (`error`: an `UncertainWriteError`): listed, reported to
    * `onUncertain` (or `onFailed` without it).
    */
-  uncertain(record: Rec, error: unknown, bytes = 0): void {
-    this.summary.uncertain++;
-    this.#notWritten(record, error, bytes, this.#hooks.onUncertain ?? this.#hooks.onFailed);
+  uncertain(record: Rec, error: unknown, bytes = 0, seq = -1): void {
+    this.#notWritten(record, error, bytes, seq, 'uncertain');
   }
 
+  /**
+   * A record not written settles — at once, or once its dead letter is kept (for a file: written
+   * and `fsync`ed). A dead letter that cannot be kept stops the ingestion; the record still counts
+   * (never dropped), but the watermark does not pass it: a resumed load reads it again.
+   */
   #notWritten(
     record: Rec,
     error: unknown,
     bytes: number,
-    hook: ((record: Rec, error: unknown) => void) | undefined,
+    seq: number,
+    outcome: 'failed' | 'uncertain',
+  ): void {
+    const dead = this.deadLetters;
+    // Refused because the balancer closed: never sent, and not the record's fault. It is not
+    // dead-lettered, and the watermark does not pass it: a resumed load sends it.
+    if (isShardwiseError(error, 'SHARDWISE_CLOSED')) {
+      this.#count(record, error, bytes, seq, outcome, false);
+      return;
+    }
+    if (
+      dead === undefined ||
+      (outcome === 'uncertain' && !dead.uncertain) ||
+      this.deadLetterError !== undefined
+    ) {
+      this.#count(
+        record,
+        error,
+        bytes,
+        seq,
+        outcome,
+        dead === undefined || (outcome === 'uncertain' && !dead.uncertain),
+      );
+      return;
+    }
+    this.#deadPending++;
+    dead.sink.append({ record, error, outcome }).then(
+      () => {
+        this.#deadPending--;
+        this.#count(record, error, bytes, seq, outcome, true);
+      },
+      (thrown: unknown) => {
+        this.#deadPending--;
+        if (this.deadLetterError === undefined) {
+          this.deadLetterError = { error: thrown };
+          this.onCallbackError?.();
+        }
+        this.#count(record, error, bytes, seq, outcome, false);
+      },
+    );
+  }
+
+  /** Counts a record not written as settled (`durable`: the watermark may pass it). */
+  #count(
+    record: Rec,
+    error: unknown,
+    bytes: number,
+    seq: number,
+    outcome: 'failed' | 'uncertain',
+    durable: boolean,
   ): void {
     const s = this.summary;
+    const hooks = this.#hooks;
+    if (outcome === 'failed') s.failed++;
+    else s.uncertain++;
+    const hook = outcome === 'failed' ? hooks.onFailed : (hooks.onUncertain ?? hooks.onFailed);
+    if (durable && seq >= 0) this.watermark?.settle(seq);
     this.held--;
     this.heldBytes -= bytes;
     this.firstFailure ??= { record, error };
@@ -137,6 +219,18 @@ export class Ledger<Rec> {
     this.#settled();
   }
 
+  /**
+   * `record` was taken when the ingestion stopped (its signal aborted): failed, never sent — not
+   * dead-lettered, and not passed by the watermark, so a resumed load reads it again.
+   */
+  failUnsent(record: Rec, error: unknown): void {
+    if (this.#closed) {
+      this.#failedLate(record, error);
+      return;
+    }
+    this.#count(record, error, 0, -1, 'failed', false);
+  }
+
   /** `count` record sends went after a send of the same records that may have been stored. */
   resent(count: number): void {
     this.summary.resent += count;
@@ -150,6 +244,11 @@ export class Ledger<Rec> {
   /** A batch was sent (re-sends included). */
   sent(): void {
     this.summary.batches++;
+  }
+
+  /** Dead letters still being kept (their records count as held until then). */
+  get deadPending(): number {
+    return this.#deadPending;
   }
 
   /** Resolves once every record taken has settled. */
@@ -246,6 +345,11 @@ export class Ledger<Rec> {
     } catch (thrown) {
       this.#callbackThrew(thrown);
     }
+  }
+
+  /** A callback of the caller's threw: the ingestion stops reading (the first one is kept). */
+  callbackThrew(thrown: unknown): void {
+    this.#callbackThrew(thrown);
   }
 
   #callbackThrew(thrown: unknown): void {

@@ -30,7 +30,7 @@ export class RecordSink<T, Rec> implements Sink<Rec> {
     ledger.startHeartbeat();
   }
 
-  add(record: Rec): void {
+  add(record: Rec, seq: number): void {
     const ledger = this.#ledger;
     const o = this.#options;
     let key: unknown;
@@ -40,7 +40,7 @@ export class RecordSink<T, Rec> implements Sink<Rec> {
       if (o.bytes !== undefined) bytes = o.bytes(record);
     } catch (error) {
       // A key or size that cannot be computed fails this record only: the ingestion goes on.
-      ledger.fail(record, error);
+      ledger.fail(record, error, 0, seq);
       return;
     }
     // An invalid key or size makes `run` reject with a ConfigError naming it: the record fails.
@@ -81,10 +81,13 @@ export class RecordSink<T, Rec> implements Sink<Rec> {
         );
       }, options)
       .then(
-        (shardId) => ledger.wrote(1, counted, shardId),
+        (shardId) => {
+          ledger.mark(seq);
+          ledger.wrote(1, counted, shardId);
+        },
         (error: unknown) => {
-          if (uncertainOn === undefined) ledger.fail(record, error, counted);
-          else ledger.uncertain(record, new UncertainWriteError(uncertainOn, error), counted);
+          if (uncertainOn === undefined) ledger.fail(record, error, counted, seq);
+          else ledger.uncertain(record, new UncertainWriteError(uncertainOn, error), counted, seq);
         },
       );
   }

@@ -363,11 +363,12 @@ export class Sender<T, Rec> {
     const records = failing.map((i) => batch.recordAt(i));
     const sizes = failing.map((i) => batch.sizes[i]!);
     const uncertain = failing.map((i) => batch.uncertain || carried?.[i]?.uncertain === true);
+    const seqs = failing.map((i) => batch.seqs?.[i] ?? -1);
     const history = failing.map((i) => [...(carried?.[i]?.history ?? []), ...(batch.log ?? [])]);
     batch.retain((i) => !exhausted(i));
     failing.forEach((_, j) => {
       const error = new RetriesExhaustedError(history[j]!, `all ${max} attempts failed`);
-      this.#settleOne(home, records[j]!, error, sizes[j]!, uncertain[j]!);
+      this.#settleOne(home, records[j]!, error, sizes[j]!, uncertain[j]!, seqs[j]!);
     });
   }
 
@@ -386,7 +387,7 @@ export class Sender<T, Rec> {
       if (runner.homeOf(keys[i]!) !== target) moving.push(i);
     }
     if (moving.length === 0) return;
-    const { records, sizes, carried } = batch;
+    const { records, sizes, carried, seqs } = batch;
     // Copies of their encodings first: `retain` writes the batch's body anew.
     const encoded = moving.map((i) => copyOf(batch.encodedAt(i)));
     const leaving = new Set(moving);
@@ -405,7 +406,8 @@ export class Sender<T, Rec> {
       const key = keys[i];
       const to = this.#acc.home(key === undefined ? undefined : (runner.homeOf(key) ?? ''));
       home.release(1, sizes[i]!);
-      this.#acc.place(to, records[i]!, key, sizes[i]!, sends, encoded[j], batch.deadlineMs);
+      const seq = seqs?.[i] ?? -1;
+      this.#acc.place(to, records[i]!, key, sizes[i]!, sends, encoded[j], batch.deadlineMs, seq);
     });
   }
 
@@ -415,9 +417,12 @@ export class Sender<T, Rec> {
     // A write reached the home: whatever kept it down is over.
     home.down = undefined;
     const failed = sent.failed;
+    const ledger = this.#ledger;
+    const seqs = batch.seqs;
     if (failed === undefined || failed.length === 0) {
       home.release(batch.count, batch.bytes);
-      this.#ledger.wrote(batch.count, batch.bytes, sent.shardId);
+      ledger.wrote(batch.count, batch.bytes, sent.shardId);
+      if (seqs !== undefined) for (const seq of seqs) ledger.mark(seq);
       return;
     }
     const refused = new Map<number, RecordFailure>();
@@ -428,9 +433,10 @@ export class Sender<T, Rec> {
       if (refused.has(i)) continue;
       count++;
       bytes += batch.sizes[i]!;
+      if (seqs !== undefined) ledger.mark(seqs[i]!);
     }
     home.release(count, bytes);
-    this.#ledger.wrote(count, bytes, sent.shardId);
+    ledger.wrote(count, bytes, sent.shardId);
     this.#retryRefused(home, batch, sent, refused);
   }
 
@@ -472,7 +478,8 @@ export class Sender<T, Rec> {
         final = new RetriesExhaustedError(history, 'the retry budget is exhausted');
       }
       if (final !== undefined) {
-        this.#settleOne(home, batch.recordAt(i), final, batch.sizes[i]!, uncertain);
+        const seq = batch.seqs?.[i] ?? -1;
+        this.#settleOne(home, batch.recordAt(i), final, batch.sizes[i]!, uncertain, seq);
         continue;
       }
       again.push(i);
@@ -546,6 +553,7 @@ export class Sender<T, Rec> {
         own,
         batch.sizes[i]!,
         batch.uncertain || before?.uncertain === true,
+        batch.seqs?.[i] ?? -1,
       );
     }
   }
@@ -569,12 +577,19 @@ export class Sender<T, Rec> {
   }
 
   /** One record settles for good: failed, or uncertain when a send of it may have been stored. */
-  #settleOne(home: Home<Rec>, record: Rec, error: unknown, size: number, uncertain: boolean): void {
+  #settleOne(
+    home: Home<Rec>,
+    record: Rec,
+    error: unknown,
+    size: number,
+    uncertain: boolean,
+    seq: number,
+  ): void {
     home.release(1, size);
     if (uncertain) {
       const shardId = shardOf(lastError(error)) ?? '';
-      this.#ledger.uncertain(record, new UncertainWriteError(shardId, error), size);
-    } else this.#ledger.fail(record, error, size);
+      this.#ledger.uncertain(record, new UncertainWriteError(shardId, error), size, seq);
+    } else this.#ledger.fail(record, error, size, seq);
   }
 
   #newId(): string {

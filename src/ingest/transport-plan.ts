@@ -8,8 +8,8 @@ import { checkKnownKeys, checkObject } from '../validate.js';
 
 import { BatchSink } from './batch-sink.js';
 import { jsonArrayEncoder, ndjsonEncoder, type RecordEncoder } from './encoders.js';
-import { checkIngestExtras, drive } from './ingest.js';
-import { type FailureHooks, Ledger } from './ledger.js';
+import { checkIngestExtras, run } from './ingest.js';
+import type { FailureHooks, Ledger } from './ledger.js';
 import {
   type BatchDefaults,
   checkCommon,
@@ -113,20 +113,14 @@ export function ingestWithPlan<T, Rec>(
   field: string,
   runner: RunnerLike<T>,
   source: Iterable<Rec> | AsyncIterable<Rec>,
-  options: IngestExtras | undefined,
+  options: IngestExtras<Rec> | undefined,
   plan: (field: string) => TransportPlan<Rec>,
 ): Promise<IngestSummary<Rec>> {
   try {
     checkSource(source);
     const extras = checkIngestExtras(field, options ?? {});
     const p = plan(field);
-    const ledger = new Ledger<Rec>(runner, {
-      ...extras,
-      onFailed: p.onFailed,
-      onUncertain: p.onUncertain,
-      keepFailures: p.keepFailures,
-    });
-    return drive(runner, source, p.sink(ledger), ledger, extras.signal);
+    return run(runner, field, source, extras, p, (ledger) => p.sink(ledger));
   } catch (error) {
     return Promise.reject(error);
   }

@@ -3,9 +3,12 @@
  * gets back. Types only: the implementations in this folder import them, never the reverse.
  */
 import type { Writable } from 'node:stream';
+import type { DeadLetterOption } from '../dead-letters/types.js';
 import type { RetryBudgetOptions } from '../health/budget.js';
 import type { ResolvedRetryOptions, RetryOptions } from '../health/retry.js';
 import type { RunContext } from '../run.js';
+import type { Checkpoint } from '../sources/checkpoint.js';
+import type { SourcePosition } from '../sources/position.js';
 import type { Clock, Key, Picker, RandomSource, ShardState } from '../types.js';
 
 /** How an ingestion hears that its balancer closed (a symbol: not part of the Balancer's API). */
@@ -225,7 +228,7 @@ export interface BatchRecordOptions<T, Rec> extends CommonRecordOptions<Rec> {
 export type RecordOptions<T, Rec> = SingleRecordOptions<T, Rec> | BatchRecordOptions<T, Rec>;
 
 /** What `ingest` adds to the record options. */
-export interface IngestExtras {
+export interface IngestExtras<Rec = unknown> {
   /**
    * Called with the running figures every `progressMs` while the ingestion runs — stalls
    * included: it is a heartbeat, not a settlement report — and once at the end.
@@ -241,13 +244,44 @@ export interface IngestExtras {
    * `IngestError` (`kind: 'aborted'`, `cause`: the reason).
    */
   signal?: AbortSignal;
+  /**
+   * Where records not written go, one NDJSON line each (`{ record, error, outcome, at }`): a file
+   * (`{ path }`, appended, lines kept with `fsync` in batches within `windowMs`, default 50) or a
+   * sink of your own (`{ write(record, outcome) }`). A record counts as settled only once its line
+   * is kept; one that cannot be kept stops the ingestion (`IngestError` of kind `'deadLetter'`).
+   * `readDeadLetters(path)` (`shardwise/sources`) reads them back for a replay.
+   */
+  deadLetter?: DeadLetterOption<Rec>;
+  /** Uncertain records go to the dead letters too (default false: only failed ones). */
+  deadLetterUncertain?: boolean;
+  /**
+   * Saves the watermark — records settled in source order, and the source position after them
+   * (a source with positions: `readJsonl`) — atomically to `path` every `everyMs` (default 1 000)
+   * and at the end; `from: await loadCheckpoint(path)` resumes a load from it.
+   */
+  checkpoint?: { path: string; everyMs?: number };
+  /**
+   * The checkpoint a resumed load starts from (`loadCheckpoint(path)`): counts and the watermark
+   * go on from it, and a source with positions must start where it says (`readJsonl(files, {
+   * from })`).
+   */
+  from?: Checkpoint;
+  /**
+   * Called with the watermark — the records settled in source order (the load's earlier ones
+   * included) and the source position after them, if the source tells it — every
+   * `checkpoint.everyMs` (default 1 000) when it moved, and at the end. For a source without
+   * positions, the index is where to resume.
+   */
+  onCheckpoint?: (index: number, position: SourcePosition | undefined) => void;
 }
 
 /** Options of `ingest`, one record per run: `send(shard, record, ctx)`. */
-export interface SingleIngestOptions<T, Rec> extends SingleRecordOptions<T, Rec>, IngestExtras {}
+export interface SingleIngestOptions<T, Rec>
+  extends SingleRecordOptions<T, Rec>,
+    IngestExtras<Rec> {}
 
 /** Options of `ingest` with `batch`: `send(shard, records, ctx)`. */
-export interface BatchIngestOptions<T, Rec> extends BatchRecordOptions<T, Rec>, IngestExtras {}
+export interface BatchIngestOptions<T, Rec> extends BatchRecordOptions<T, Rec>, IngestExtras<Rec> {}
 
 /**
  * Options of `ingest`. The methods take the batch form in an overload of its own, so that

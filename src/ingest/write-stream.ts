@@ -133,7 +133,7 @@ export class LedgerWriteStream<T, Rec> extends Writable implements RecordWriteSt
 
   override _write(record: Rec, _encoding: BufferEncoding, callback: Callback): void {
     const ledger = this.#ledger;
-    ledger.take();
+    const seq = ledger.take();
     if (this.#failure !== undefined) {
       // Refused, and held back: the stream errors once what it took has settled (or called back
       // at once if a `failed` listener destroyed the stream meanwhile: `_destroy` ran already).
@@ -141,7 +141,7 @@ export class LedgerWriteStream<T, Rec> extends Writable implements RecordWriteSt
       this.#calledBack(callback);
       return;
     }
-    this.#sink.add(record);
+    this.#sink.add(record, seq);
     const wait = this.#sink.wait();
     if (wait === undefined) {
       this.#calledBack(callback);

@@ -92,7 +92,7 @@ export interface S3RecordOptions<Rec> extends CommonRecordOptions<Rec> {
 }
 
 /** Options of `s3.ingest` with an `objectKey`. */
-export interface S3IngestOptions<Rec> extends S3RecordOptions<Rec>, IngestExtras {}
+export interface S3IngestOptions<Rec> extends S3RecordOptions<Rec>, IngestExtras<Rec> {}
 
 /** The core's record options on an S3 balancer: a `send` of yours, and no `objectKey`. */
 type OwnSend<O> = O & { objectKey?: undefined };

@@ -19,7 +19,7 @@ function batchOf(encoder: RecordEncoder<unknown>, records: unknown[], keep = tru
   const batch = new Batch<unknown>(keep, undefined, undefined, [], encoder, 16, 0);
   for (const record of records) {
     const size = batch.encode(record, undefined);
-    batch.push(record, size, undefined, undefined, Number.POSITIVE_INFINITY);
+    batch.push(record, size, undefined, undefined, Number.POSITIVE_INFINITY, -1);
   }
   return batch;
 }
