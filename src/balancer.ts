@@ -27,6 +27,7 @@ import { type BalancerOptions, checkTimeout, resolveOptions } from './options.js
 import type { RehashEvent } from './pickers/hashing/types.js';
 import { peakEwma } from './pickers/peak-ewma.js';
 import { boundedRandom } from './random.js';
+import { Availability } from './routing/availability.js';
 import { CandidateSet } from './routing/candidates.js';
 import { Router } from './routing/router.js';
 import type { RunContext, RunFn, RunOptions } from './run.js';
@@ -79,6 +80,7 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
   readonly #outliers: OutlierDetector<Shard<T>> | undefined;
   readonly #membership: Membership<T, S>;
   readonly #candidates: CandidateSet<T>;
+  readonly #availability: Availability<T>;
   readonly #figures: Figures;
   readonly #router: Router<T>;
   readonly #dispatcher: Dispatcher<T>;
@@ -125,13 +127,17 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
             healthChanged: (shard, change, durationMs, early) =>
               this.#healthChanged(shard, change, durationMs, early === true),
           });
+    this.#availability = new Availability<T>({
+      members: () => membership.shards,
+      inPanic: () => this.#outliers?.inPanic() ?? false,
+      panicChanged: (active) => this.#panicChanged(active),
+    });
     this.#candidates = new CandidateSet<T>(
       {
         clock: this.clock,
         spillAfterMs: o.spillAfterMs,
         membership,
-        inPanic: () => this.#outliers?.inPanic() ?? false,
-        panicChanged: (active) => this.#panicChanged(active),
+        availability: this.#availability,
         pump: () => this.#dispatcher.wake(),
       },
       options.prefer,
@@ -177,18 +183,13 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
       probeEarly: (shard) => this.#outliers?.probeEarly(shard),
     });
     membership.start(specs);
-    const candidates = this.#candidates;
+    const availability = this.#availability;
     const clock = this.clock;
     this.#ingestView = {
       retry: o.retry,
       deliveryTimeoutMs: o.deliveryTimeoutMs,
       strict: this.#router.strict,
-      blocked: (state) => {
-        const shard = state as Shard<T>;
-        if (shard.health.state === 'ejected' && !candidates.panic) return 'ejected';
-        if (shard.pushedBackAt(clock.now())) return 'pushback';
-        return shard.hasRoom ? undefined : 'capped';
-      },
+      blocked: (state) => availability.why(state as Shard<T>, clock.now()),
     };
     const picker = this.picker as { onRehash?: (listener: (e: RehashEvent) => void) => unknown };
     picker.onRehash?.((event) => {
@@ -458,7 +459,7 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
       retrying: this.#dispatcher.retrying,
       inFlight: this.#dispatcher.inFlight,
       spills: this.picker.spills ?? 0,
-      panic: this.#candidates.panic,
+      panic: this.#availability.panic,
     });
   }
 
@@ -488,7 +489,7 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
     durationMs: number,
     early: boolean,
   ): void {
-    this.#candidates.recount();
+    this.#availability.recount();
     if (change === 'eject') {
       this.#dispatcher.unavailable(shard, 'ejected');
       if (!early && this.listenerCount('eject') > 0)
@@ -515,10 +516,7 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
     for (const s of shards) {
       if (s === shard || s.limiter !== shard.limiter || s.limit === limit) continue;
       const previous = s.limit;
-      const wasAvailable = this.#candidates.available(s);
-      s.limit = limit;
-      this.#candidates.update(s, wasAvailable);
-      if (limit > previous) raised = true;
+      if (this.#availability.setLimit(s, limit)) raised = true;
       if (this.listenerCount('limit') > 0) this.emit('limit', { shardId: s.id, limit, previous });
     }
     if (raised) this.#dispatcher.wake();

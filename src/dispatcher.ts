@@ -334,16 +334,12 @@ export class Dispatcher<T> {
   // ——— the life of a run ———
 
   #start(run: Run<T>, shard: Shard<T>, now: number): void {
-    // A shard an attempt is routed to has room and is a member: it was available unless ejected
-    // outside panic (a rule whose every shard is ejected may still use them).
-    const wasAvailable = shard.health.state !== 'ejected' || this.#candidates.panic;
     run.state = 'running';
     run.attempt++;
     run.shard = shard;
     this.#active.add(run);
     this.#inFlight++;
-    run.probe = shard.startAttempt(run.bytes);
-    this.#candidates.update(shard, wasAvailable);
+    run.probe = this.#candidates.availability.take(shard, run.bytes);
     const ctx = new AttemptContext(run.attempt, this.#parts.figures.transit, shard, run.tier);
     run.ctx = ctx;
     run.attemptStartMs = now;
@@ -394,10 +390,10 @@ export class Dispatcher<T> {
     const latencyMs = now > run.attemptStartMs ? now - run.attemptStartMs : 0; // ≥ 0 if it steps back
     const feedback = this.#parts.feedback;
     const retryable = ok || feedback.retryable(result, run.retry);
-    // Availability before the limit moves: the slot count and the limit change together.
-    const wasAvailable = this.#candidates.available(shard);
-    feedback.sample(shard, latencyMs, !ok && feedback.drops(result, retryable));
-    this.#release(shard, run, wasAvailable);
+    // The limit samples the in-flight count the attempt ran at, before its slot is freed.
+    this.#release(shard, run, () =>
+      feedback.sample(shard, latencyMs, !ok && feedback.drops(result, retryable)),
+    );
     if (ok) {
       feedback.succeeded(shard, now < run.attemptStartMs ? -1 : latencyMs, now, run.probe);
       if (this.#events.listenerCount('success') > 0)
@@ -411,11 +407,10 @@ export class Dispatcher<T> {
     this.#pump();
   }
 
-  /** Frees an attempt's slot (`wasAvailable`: the shard's availability before the attempt ended). */
-  #release(shard: Shard<T>, run: Run<T>, wasAvailable: boolean): void {
+  /** Frees an attempt's slot (`before`: what must see it still taken, the limit's sample). */
+  #release(shard: Shard<T>, run: Run<T>, before?: () => void): void {
     this.#inFlight--;
-    shard.endAttempt(run.bytes, run.probe);
-    this.#candidates.update(shard, wasAvailable);
+    this.#candidates.availability.free(shard, run.bytes, run.probe, before);
     if (shard.removed && shard.inFlight === 0) this.#parts.membership.released(shard);
   }
 
@@ -483,7 +478,7 @@ export class Dispatcher<T> {
       run.state = 'ending'; // its `ctx.signal` listeners run next (`#settle` ends its timer)
       run.ctx?.abort(reason);
       run.ctx = undefined;
-      this.#release(shard, run, this.#candidates.available(shard));
+      this.#release(shard, run);
       this.#settle(run, false, reason);
       this.#serve(shard);
       this.#pump();

@@ -11,6 +11,7 @@ import type { RouteReason } from '../events.js';
 import type { Run } from '../run.js';
 import type { Shard } from '../shard.js';
 import type { Clock } from '../types.js';
+import type { Availability } from './availability.js';
 import {
   type CompiledRequirement,
   compileRequirement,
@@ -37,18 +38,13 @@ export interface CandidateHost<T> {
   readonly spillAfterMs: number;
   /** The live membership (`shards`) and its version. */
   readonly membership: { readonly shards: readonly Shard<T>[]; readonly version: number };
-  /** True when too few shards are healthy to trust ejection. */
-  inPanic(): boolean;
-  panicChanged(active: boolean): void;
+  /** Who may take work now (panic, slots, ejection): the one owner of that answer. */
+  readonly availability: Availability<T>;
   /** Wakes the queue (a run waiting for a saturated tier may spill now). */
   pump(): void;
 }
 
 export class CandidateSet<T> {
-  /** Panic mode: ejection is ignored. */
-  panic = false;
-  /** Members that cannot be offered now (at cap, or ejected outside panic). */
-  blocked = 0;
   #tiers: readonly CompiledRequirement[] | undefined;
   readonly #prefer: readonly Requirement[] | undefined;
   readonly #host: CandidateHost<T>;
@@ -112,8 +108,18 @@ export class CandidateSet<T> {
 
   // ——— availability ———
 
+  /** Who may take work now: the room that owns slots, ejection and panic. */
+  get availability(): Availability<T> {
+    return this.#host.availability;
+  }
+
+  /** Panic mode (the availability room's): ejection is ignored. */
+  get panic(): boolean {
+    return this.#host.availability.panic;
+  }
+
   available(shard: Shard<T>): boolean {
-    return !shard.removed && shard.hasRoom && (shard.health.state !== 'ejected' || this.panic);
+    return this.#host.availability.available(shard);
   }
 
   /**
@@ -123,25 +129,6 @@ export class CandidateSet<T> {
    */
   pushedBack(untilMs: number): void {
     if (untilMs > this.#pushBackUntil) this.#pushBackUntil = untilMs;
-  }
-
-  /** A shard's availability may have changed (it took or freed a slot): keeps `blocked` true. */
-  update(shard: Shard<T>, wasAvailable: boolean): void {
-    if (shard.removed) return;
-    const now = this.available(shard);
-    if (now !== wasAvailable) this.blocked += now ? -1 : 1;
-  }
-
-  /** Recomputes panic mode and the count of shards that cannot be offered. O(n); on changes only. */
-  recount(): void {
-    const panic = this.#host.inPanic();
-    if (panic !== this.panic) {
-      this.panic = panic;
-      this.#host.panicChanged(panic);
-    }
-    let blocked = 0;
-    for (const shard of this.#host.membership.shards) if (!this.available(shard)) blocked++;
-    this.blocked = blocked;
   }
 
   /** The membership changed: tiers are reassigned and every cached list dropped. */
@@ -158,7 +145,7 @@ export class CandidateSet<T> {
     }
     this.#rules = new WeakMap();
     if (this.#offered.length < shards.length) this.#offered = new Uint32Array(shards.length * 2);
-    this.recount();
+    this.#host.availability.recount();
   }
 
   // ——— the candidates of one attempt ———
@@ -175,7 +162,7 @@ export class CandidateSet<T> {
     run.reason = 'direct';
     this.#listMask = undefined;
     const sparing = nowMs < this.#pushBackUntil;
-    if (this.blocked === 0 && run.tried === undefined && !sparing) {
+    if (this.#host.availability.blocked === 0 && run.tried === undefined && !sparing) {
       if (this.tiers === undefined) {
         if (run.requirement === undefined) return this.#host.membership.shards;
         // Every member can take work: the rule's members, listed once per membership, will do.

@@ -126,11 +126,7 @@ export class Router<T> {
    */
   canTake(shard: Shard<T>, nowMs: number, rule?: CompiledRequirement): boolean {
     const candidates = this.#host.candidates;
-    return (
-      (shard.health.state !== 'ejected' || candidates.panic || candidates.rulePanics(rule)) &&
-      !shard.pushedBackAt(nowMs) &&
-      shard.hasRoom
-    );
+    return candidates.availability.why(shard, nowMs, candidates.rulePanics(rule)) === undefined;
   }
 
   #home(
@@ -156,15 +152,13 @@ export class Router<T> {
         `no shard satisfies the run's rule (${run.requirement?.text}); it was sent nowhere`,
       );
     }
-    if (this.canTake(home, nowMs, run.requirement)) {
-      if (this.#host.candidates.tiers !== undefined) run.tier = home.tier;
+    const candidates = this.#host.candidates;
+    const why = candidates.availability.why(home, nowMs, candidates.rulePanics(run.requirement));
+    if (why === undefined) {
+      if (candidates.tiers !== undefined) run.tier = home.tier;
       return home;
     }
-    run.keyed!.waitReason = this.#unusable(home, run)
-      ? 'ejected'
-      : home.pushedBackAt(nowMs)
-        ? 'pushback'
-        : 'capped';
+    run.keyed!.waitReason = why;
     return PARK;
   }
 
