@@ -3,7 +3,7 @@ import { GuardedEmitter } from './callbacks.js';
 import { Dispatcher } from './dispatcher.js';
 import { BalancerClosedError, ConfigError } from './errors.js';
 import type { BalancerEvents } from './events.js';
-import { Feedback } from './feedback.js';
+import { type AttemptChanges, Feedback } from './feedback.js';
 import { RetryBudget } from './health/budget.js';
 import { OutlierDetector } from './health/outlier.js';
 import { defaultRetryable } from './health/retry.js';
@@ -146,15 +146,6 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
     const feedback = new Feedback<T>(
       o.retry === false ? defaultRetryable : o.retry.retryable,
       this.#outliers,
-      (shard, limit, previous) => {
-        if (this.listenerCount('limit') > 0)
-          this.emit('limit', { shardId: shard.id, limit, previous });
-        this.#shareLimit(shard, limit);
-      },
-      (shard) => {
-        this.#candidates.pushedBack(shard.pushBack.untilMs);
-        this.#dispatcher.unavailable(shard, 'pushback');
-      },
     );
     this.#router = new Router<T>({
       picker: this.picker,
@@ -181,6 +172,7 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
       figures: this.#figures,
       policy: options.policy,
       probeEarly: (shard) => this.#outliers?.probeEarly(shard),
+      changed: (shard, changes) => this.#attemptChanged(shard, changes),
     });
     membership.start(specs);
     const availability = this.#availability;
@@ -480,10 +472,50 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
   }
 
   /**
-   * `early`: an early probe (asked for by keyed work waiting for an ejected home) began or failed;
-   * the shard's ejection is the same one, so no event announces it.
+   * What an ended attempt changed, acted on once the dispatcher's step is done (it then serves its
+   * lines and pumps once, all of them when this returns true): the `limit` event and a limit the
+   * shards share, the push-back routing spares, a health change.
+   */
+  #attemptChanged(shard: Shard<T>, { limit, health, pushedBack }: AttemptChanges): boolean {
+    let all = false;
+    if (limit !== undefined) {
+      if (this.listenerCount('limit') > 0)
+        this.emit('limit', { shardId: shard.id, limit: limit.limit, previous: limit.previous });
+      all = this.#shareLimit(shard, limit.limit);
+    }
+    if (pushedBack) {
+      this.#candidates.pushedBack(shard.pushBack.untilMs);
+      this.#dispatcher.unavailable(shard, 'pushback');
+    }
+    if (health !== undefined) {
+      this.#health(shard, health.change, health.durationMs, health.early);
+      all = true;
+    }
+    return all;
+  }
+
+  /**
+   * A health change from a timer (an ejection's end, an early probe): acted on, then every line
+   * served and the queue pumped.
    */
   #healthChanged(
+    shard: Shard<T>,
+    change: 'eject' | 'probe' | 'restore',
+    durationMs: number,
+    early: boolean,
+  ): void {
+    this.#health(shard, change, durationMs, early);
+    this.#dispatcher.wake();
+  }
+
+  /**
+   * Availability follows a health change, keyed runs waiting for an ejected home wait against
+   * their deadline, and the change is announced. `early`: an early probe (asked for by keyed work
+   * waiting for an ejected home) began or failed; the ejection is the same one, so no event
+   * announces it. Panic ignores ejection — all over, or within a rule whose last healthy shard
+   * this was: whoever acts on this wakes every line after.
+   */
+  #health(
     shard: Shard<T>,
     change: 'eject' | 'probe' | 'restore',
     durationMs: number,
@@ -494,24 +526,20 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
       this.#dispatcher.unavailable(shard, 'ejected');
       if (!early && this.listenerCount('eject') > 0)
         this.emit('eject', { shardId: shard.id, durationMs, ejections: shard.health.ejections });
-      // Panic ignores ejection — all over, or within a rule whose last healthy shard this was:
-      // runs waiting for an ejected home (or any shard) may go now.
-      this.#dispatcher.wake();
       return;
     }
     if (!early && this.listenerCount('restore') > 0)
       this.emit('restore', { shardId: shard.id, phase: change === 'probe' ? 'probe' : 'healthy' });
-    this.#dispatcher.wake();
   }
 
   /**
    * One `ConcurrencyLimit` object given for every shard (no `clone()`): what one shard's sample
    * moved is every shard's cap at once, not only the sampling shard's until each samples.
    */
-  #shareLimit(shard: Shard<T>, limit: number): void {
+  #shareLimit(shard: Shard<T>, limit: number): boolean {
     const shards = this.#membership.shards;
     const other = shards[0] === shard ? shards[1] : shards[0];
-    if (other === undefined || other.limiter !== shard.limiter) return;
+    if (other === undefined || other.limiter !== shard.limiter) return false;
     let raised = false;
     for (const s of shards) {
       if (s === shard || s.limiter !== shard.limiter || s.limit === limit) continue;
@@ -519,7 +547,7 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
       if (this.#availability.setLimit(s, limit)) raised = true;
       if (this.listenerCount('limit') > 0) this.emit('limit', { shardId: s.id, limit, previous });
     }
-    if (raised) this.#dispatcher.wake();
+    return raised;
   }
 
   #panicChanged(active: boolean): void {

@@ -6,9 +6,15 @@
  */
 import type { EventEmitter } from 'eventemitter3';
 import { announceAttempt } from './announce.js';
-import { BalancerClosedError, ConfigError, ShardUnavailableError, TimeoutError } from './errors.js';
+import {
+  BalancerClosedError,
+  ConfigError,
+  PushBackError,
+  ShardUnavailableError,
+  TimeoutError,
+} from './errors.js';
 import type { BalancerEvents } from './events.js';
-import type { Feedback } from './feedback.js';
+import type { AttemptChanges, Feedback } from './feedback.js';
 import type { RetryBudget } from './health/budget.js';
 import type { ResolvedRetryOptions } from './health/retry.js';
 import type { Membership } from './membership.js';
@@ -45,6 +51,11 @@ export interface DispatcherParts<T> {
   policy: ((meta: unknown) => Requirement | undefined) | undefined;
   /** Lets one probe through to ejected `shard` now: keyed runs wait for it (health/). */
   probeEarly(shard: Shard<T>): void;
+  /**
+   * Acts on what an ended attempt changed (events, shared limits, routing's push-back, health's
+   * availability), once the attempt's step is done; true when every waiting line may go now.
+   */
+  changed(shard: Shard<T>, changes: AttemptChanges): boolean;
 }
 
 export class Dispatcher<T> {
@@ -390,18 +401,34 @@ export class Dispatcher<T> {
     const latencyMs = now > run.attemptStartMs ? now - run.attemptStartMs : 0; // ≥ 0 if it steps back
     const feedback = this.#parts.feedback;
     const retryable = ok || feedback.retryable(result, run.retry);
+    // What the attempt changes beyond its shard's figures (its limit, its health, a push-back) is
+    // acted on once this step is done: nothing calls back into the dispatcher meanwhile.
+    let limit: AttemptChanges['limit'];
+    let health: AttemptChanges['health'];
     // The limit samples the in-flight count the attempt ran at, before its slot is freed.
-    this.#release(shard, run, () =>
-      feedback.sample(shard, latencyMs, !ok && feedback.drops(result, retryable)),
-    );
+    if (shard.limiter === undefined) this.#release(shard, run);
+    else {
+      this.#release(shard, run, () => {
+        limit = feedback.sample(shard, latencyMs, !ok && feedback.drops(result, retryable));
+      });
+    }
     if (ok) {
-      feedback.succeeded(shard, now < run.attemptStartMs ? -1 : latencyMs, now, run.probe);
+      health = feedback.succeeded(shard, now < run.attemptStartMs ? -1 : latencyMs, now, run.probe);
       if (this.#events.listenerCount('success') > 0)
         this.#events.emit('success', { shardId: shard.id, attempt: run.attempt, latencyMs });
       this.#settle(run, true, result);
     } else {
-      feedback.failed(shard, result, retryable, latencyMs, now, run.probe);
+      health = feedback.failed(shard, result, retryable, latencyMs, now, run.probe);
       this.#attemptFailed(run, shard, result, retryable, latencyMs, now);
+    }
+    const pushedBack = !ok && result instanceof PushBackError;
+    if (
+      (limit !== undefined || health !== undefined || pushedBack) &&
+      this.#parts.changed(shard, { limit, health, pushedBack })
+    ) {
+      // Health or a limit that rose may let any line go: every line, then the queue.
+      this.wake();
+      return;
     }
     this.#serve(shard);
     this.#pump();

@@ -6,17 +6,27 @@
  */
 import { rethrowLater } from './callbacks.js';
 import { BalancerClosedError, PushBackError, ShardRemovedError, TimeoutError } from './errors.js';
-import type { OutlierDetector } from './health/outlier.js';
+import type { HealthUpdate, OutlierDetector } from './health/outlier.js';
 import type { Shard } from './shard.js';
+
+/**
+ * What an ended attempt changed beyond the shard's own figures, for the dispatcher to act on
+ * once its step is done — never a call back into it while it is still ending the attempt.
+ */
+export interface AttemptChanges {
+  /** The shard's adaptive limit moved (from `previous`). */
+  limit: { limit: number; previous: number } | undefined;
+  /** The shard pushed back: routing spares it until `shard.pushBack.untilMs`. */
+  pushedBack: boolean;
+  /** The shard was ejected or restored. */
+  health: HealthUpdate | undefined;
+}
 
 export class Feedback<T> {
   constructor(
     /** The retry classifier: whether another shard may do better (and so, whether this one is at fault). */
     private readonly classify: (error: unknown) => boolean,
     private readonly outliers: OutlierDetector<Shard<T>> | undefined,
-    private readonly limitMoved: (shard: Shard<T>, limit: number, previous: number) => void,
-    /** A shard pushed back: routing spares it until then. */
-    private readonly pushedBack: (shard: Shard<T>) => void,
   ) {}
 
   /**
@@ -36,10 +46,15 @@ export class Feedback<T> {
   /**
    * Feeds the adaptive limit one sample, before the attempt's slot is freed (the limit reads the
    * in-flight count it ran at). `dropped`: a timeout, push-back or fault — the limit backs off.
+   * Returns how the limit moved, if it did.
    */
-  sample(shard: Shard<T>, rttMs: number, dropped: boolean): void {
+  sample(
+    shard: Shard<T>,
+    rttMs: number,
+    dropped: boolean,
+  ): { limit: number; previous: number } | undefined {
     const limiter = shard.limiter;
-    if (limiter === undefined) return;
+    if (limiter === undefined) return undefined;
     let next: number;
     try {
       limiter.onSample({ rttMs, inFlight: shard.count, dropped });
@@ -47,23 +62,30 @@ export class Feedback<T> {
     } catch (thrown) {
       // A limit that throws keeps the cap it had.
       rethrowLater(thrown);
-      return;
+      return undefined;
     }
     // A limit that turns NaN (or not a number) keeps the cap it had: a NaN cap would offer the
     // shard to no run again, and every run waiting on it would hang.
-    if (next !== shard.limit && !Number.isNaN(next)) {
-      const previous = shard.limit;
-      shard.limit = next;
-      this.limitMoved(shard, next, previous);
-    }
+    if (next === shard.limit || Number.isNaN(next)) return undefined;
+    const previous = shard.limit;
+    shard.limit = next;
+    return { limit: next, previous };
   }
 
-  /** The attempt succeeded after `latencyMs` (−1: unknown, the clock stepped back during it). */
-  succeeded(shard: Shard<T>, latencyMs: number, nowMs: number, probe: boolean): void {
+  /**
+   * The attempt succeeded after `latencyMs` (−1: unknown, the clock stepped back during it).
+   * Returns the restoration it made (a probe that succeeded), if any.
+   */
+  succeeded(
+    shard: Shard<T>,
+    latencyMs: number,
+    nowMs: number,
+    probe: boolean,
+  ): HealthUpdate | undefined {
     shard.successes++;
     if (latencyMs >= 0) shard.ewma.observeAt(latencyMs, nowMs);
     shard.recordOutcome(false, nowMs);
-    this.outliers?.onSuccess(shard, nowMs, probe);
+    return this.outliers?.onSuccess(shard, nowMs, probe);
   }
 
   /**
@@ -73,7 +95,8 @@ export class Feedback<T> {
    * while a slow one (a timeout) raises the estimate like any peak. A fast one holds the
    * estimate where its last sample left it: otherwise it would decay from the last success while
    * the shard kept failing, and after ~ln(100) decays (46 s at 10 s) even the 100× failure factor
-   * would price it below the healthy shards.
+   * would price it below the healthy shards. Returns the ejection it made, if any (a push-back
+   * the caller knows from the error).
    */
   failed(
     shard: Shard<T>,
@@ -82,18 +105,17 @@ export class Feedback<T> {
     latencyMs: number,
     nowMs: number,
     probe: boolean,
-  ): void {
+  ): HealthUpdate | undefined {
     if (error instanceof PushBackError) {
       shard.holdPushBack(error.retryAfterMs);
-      this.pushedBack(shard);
-      return;
+      return undefined;
     }
     shard.failures++;
-    if (!isShardFault(error, retryable)) return;
+    if (!isShardFault(error, retryable)) return undefined;
     if (latencyMs > shard.ewma.valueAt(nowMs)) shard.ewma.observeAt(latencyMs, nowMs);
     else shard.ewma.hold(nowMs);
     shard.recordOutcome(true, nowMs);
-    this.outliers?.onFailure(shard, nowMs, probe);
+    return this.outliers?.onFailure(shard, nowMs, probe);
   }
 
   /**

@@ -30,6 +30,16 @@ export interface OutlierHost<S extends HealthSubject> {
 export type HealthChange = 'eject' | 'probe' | 'restore';
 
 /**
+ * A change an attempt's outcome made, returned to the caller rather than called back mid-step
+ * (`early`: an early probe failed, the same ejection goes on: nothing to announce).
+ */
+export interface HealthUpdate {
+  change: 'eject' | 'restore';
+  durationMs: number;
+  early: boolean;
+}
+
+/**
  * Passive outlier ejection, with Envoy's two detectors: consecutive failures
  * (`consecutiveFailures` in a row) and failure percentage (`failurePercent` of at least
  * `failureMinRequests` attempts within `failureWindowMs`). An ejection lasts
@@ -50,8 +60,13 @@ export class OutlierDetector<S extends HealthSubject> {
   /**
    * An attempt on `shard` succeeded at `nowMs` (the balancer clock's time); `probe`: it was the
    * probe of a probing shard. Only the probe decides: a call from before the ejection does not.
+   * Returns the restoration it made, if it made one (the caller acts on it once its step is done).
    */
-  onSuccess(shard: S, nowMs: number = this.host.clock.now(), probe = true): void {
+  onSuccess(
+    shard: S,
+    nowMs: number = this.host.clock.now(),
+    probe = true,
+  ): HealthUpdate | undefined {
     const health = shard.health;
     health.consecutiveFailures = 0;
     this.count(health, false, nowMs);
@@ -63,8 +78,9 @@ export class OutlierDetector<S extends HealthSubject> {
       // An early probe succeeded before the ejection's end: its timer has nothing left to do.
       health.cancelTimer?.();
       health.cancelTimer = undefined;
-      this.host.healthChanged(shard, 'restore', 0);
+      return { change: 'restore', durationMs: 0, early: false };
     }
+    return undefined;
   }
 
   /**
@@ -81,27 +97,34 @@ export class OutlierDetector<S extends HealthSubject> {
     this.host.healthChanged(shard, 'probe', 0, true);
   }
 
-  /** An attempt on `shard` failed by the shard's fault at `nowMs` (`probe`: see `onSuccess`). */
-  onFailure(shard: S, nowMs: number = this.host.clock.now(), probe = true): void {
+  /**
+   * An attempt on `shard` failed by the shard's fault at `nowMs` (`probe`: see `onSuccess`).
+   * Returns the ejection it made, if it made one (the caller acts on it once its step is done).
+   */
+  onFailure(
+    shard: S,
+    nowMs: number = this.host.clock.now(),
+    probe = true,
+  ): HealthUpdate | undefined {
     const health = shard.health;
     health.consecutiveFailures++;
     const rateTripped = this.count(health, true, nowMs);
-    if (shard.removed || health.state === 'ejected') return;
-    if (health.state === 'probing' && !probe) return;
+    if (shard.removed || health.state === 'ejected') return undefined;
+    if (health.state === 'probing' && !probe) return undefined;
     if (health.state === 'probing' && health.early && nowMs < health.ejectedUntilMs) {
       // An early probe failed while the ejection still runs: ejected again until its own end.
       health.state = 'ejected';
       health.early = false;
-      this.host.healthChanged(shard, 'eject', health.ejectedUntilMs - nowMs, true);
-      return;
+      return { change: 'eject', durationMs: health.ejectedUntilMs - nowMs, early: true };
     }
     if (
       health.state === 'probing' ||
       health.consecutiveFailures >= this.options.consecutiveFailures ||
       rateTripped
     ) {
-      this.tryEject(shard);
+      return this.tryEject(shard);
     }
+    return undefined;
   }
 
   /** Most shards that may be ejected at once: `maxEjectedPercent` of them, at least one. */
@@ -154,9 +177,9 @@ export class OutlierDetector<S extends HealthSubject> {
     );
   }
 
-  private tryEject(shard: S): void {
+  private tryEject(shard: S): HealthUpdate | undefined {
     // At the cap: a probing shard that failed stays on probation rather than at full traffic.
-    if (this.ejectedCount() >= this.maxEjected()) return;
+    if (this.ejectedCount() >= this.maxEjected()) return undefined;
     const health = shard.health;
     const now = this.host.clock.now();
     // A long healthy spell since the last restoration forgives earlier ejections; a failed probe
@@ -191,7 +214,7 @@ export class OutlierDetector<S extends HealthSubject> {
       durationMs,
       true,
     );
-    this.host.healthChanged(shard, 'eject', durationMs);
+    return { change: 'eject', durationMs, early: false };
   }
 }
 
