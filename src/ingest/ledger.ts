@@ -70,6 +70,7 @@ export class Ledger<Rec> {
       durationMs: 0,
       perShard: {},
       batches: 0,
+      transit: { raw: 0, wire: 0, received: 0 },
     };
   }
 
@@ -150,6 +151,14 @@ export class Ledger<Rec> {
   /** A batch was sent (re-sends included). */
   sent(): void {
     this.summary.batches++;
+  }
+
+  /** A batch's send put `raw` bytes on the wire as `wire` bytes, or took `received` off it. */
+  transit(raw: number, wire: number, received: number): void {
+    const t = this.summary.transit;
+    t.raw += raw;
+    t.wire += wire;
+    t.received += received;
   }
 
   /** Resolves once every record taken has settled. */
@@ -242,6 +251,7 @@ export class Ledger<Rec> {
         elapsedMs: now - this.#startedMs,
         perShard: { ...s.perShard },
         shards: this.shards?.() ?? {},
+        transit: { ...s.transit },
       });
     } catch (thrown) {
       this.#callbackThrew(thrown);

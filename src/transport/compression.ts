@@ -168,10 +168,11 @@ export class Compressor {
   }
 
   /**
-   * The body to send: `bytes` compressed, or `bytes` untouched when shorter than `minBytes`.
-   * Runs on the libuv threadpool, at most a few at once across the process (the rest wait).
+   * The body to send: `bytes` compressed, or `bytes` untouched when shorter than `minBytes` (the
+   * compressor's, unless given here). Runs on the libuv threadpool, at most a few at once across
+   * the process (the rest wait).
    */
-  compress(bytes: Uint8Array | string): Promise<Compressed> {
+  compress(bytes: Uint8Array | string, minBytes = this.minBytes): Promise<Compressed> {
     const raw =
       typeof bytes === 'string'
         ? Buffer.byteLength(bytes)
@@ -183,7 +184,7 @@ export class Compressor {
         new ConfigError(`${this.#field} (the body)`, 'must be a string or a Uint8Array', bytes),
       );
     }
-    if (raw < this.minBytes) return Promise.resolve(new Compressed(bytes, undefined, raw));
+    if (raw < minBytes) return Promise.resolve(new Compressed(bytes, undefined, raw));
     const input = typeof bytes === 'string' ? Buffer.from(bytes) : bytes;
     return this.#gate
       .run(() => this.#run(input))
