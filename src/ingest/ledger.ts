@@ -153,8 +153,13 @@ export class Ledger<Rec> {
     this.summary.batches++;
   }
 
-  /** A batch's send put `raw` bytes on the wire as `wire` bytes, or took `received` off it. */
+  /**
+   * A batch's send put `raw` bytes on the wire as `wire` bytes, or took `received` off it. A
+   * report after the account closed (an aborted request's, as it ends) leaves the final summary
+   * alone; the balancer's ledger still counts it.
+   */
   transit(raw: number, wire: number, received: number): void {
+    if (this.#closed) return;
     const t = this.summary.transit;
     t.raw += raw;
     t.wire += wire;
