@@ -1,5 +1,6 @@
 /**
- * Compression off the main thread, measured without the ingestion (which wires it in later):
+ * Compression off the main thread, measured on its own (bench/ingest-compression.bench.ts
+ * measures it inside `http.ingest`):
  *
  *   node --expose-gc --import tsx bench/compression.bench.ts     (or npm run bench compression)
  *

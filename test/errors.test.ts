@@ -32,6 +32,7 @@ const EMPTY_SUMMARY = {
   durationMs: 0,
   perShard: {},
   batches: 0,
+  transit: { raw: 0, wire: 0, received: 0 },
 };
 
 type AnyClass = abstract new (...args: never[]) => Error;

@@ -45,9 +45,9 @@ export class HeaderSource {
   }
 
   /**
-   * The headers and body of attempt `attempt` on `shard`: the function's headers (or the fixed
-   * ones), `content-encoding: encoding` when the body is compressed, then `sign`'s headers (a
-   * name it returns replaces the same name in any case). A function or hook that throws or
+   * The headers and body of attempt `attempt` on `shard`: the fixed headers, the function's over
+   * them, `content-encoding: encoding` when the body is compressed, then `sign`'s headers (a name
+   * the function or the hook returns replaces the same name in any case). A function or hook that throws or
    * rejects fails the attempt with its error; what it returns is checked as `headers` are.
    */
   async forAttempt(
@@ -65,7 +65,9 @@ export class HeaderSource {
       const made = await this.#fn(shard, attempt);
       checkHeaders(made, `${this.#field}.headers()`);
       given.push(made);
-      headers = { ...made };
+      // The fixed headers (an ingestion's content-type and batch id) under the function's.
+      headers = { ...this.#headers };
+      replace(headers, made);
     }
     if (encoding !== undefined) withEncoding(headers, encoding, `${this.#field}.headers()`);
     const sign = this.#sign;

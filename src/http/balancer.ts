@@ -16,7 +16,13 @@ import { TargetResources } from '../transport/targets.js';
 import type { ShardSpec, ShardState } from '../types.js';
 import { bool } from '../validate.js';
 import type { WarmResult } from './connector.js';
-import { checkRequestShape, type Exchange, exchangeOf, IDEMPOTENT_METHODS } from './exchange.js';
+import {
+  checkRequestShape,
+  type Exchange,
+  exchangeOf,
+  IDEMPOTENT_METHODS,
+  SEND_EXCHANGE,
+} from './exchange.js';
 import {
   type HttpBalancerIngestOptions,
   type HttpBalancerRecordOptions,
@@ -225,6 +231,15 @@ export class HttpBalancer extends Balancer<HttpTarget, HttpShardSpec | ShardSpec
       return Promise.reject(error);
     }
     return this.#attempt(shard, ctx ?? NO_CONTEXT, exchange);
+  }
+
+  /** @internal An exchange made elsewhere (an ingestion's batch), on a shard of this balancer. */
+  [SEND_EXCHANGE](
+    shard: ShardState<HttpTarget>,
+    exchange: Exchange,
+    ctx: RunContext,
+  ): Promise<HttpResponse> {
+    return this.#attempt(shard, ctx, exchange);
   }
 
   /**

@@ -5,12 +5,21 @@
  */
 import { ConfigError } from '../errors.js';
 import { bodySecrets, requestSecrets } from '../redact.js';
+import type { RunContext } from '../run.js';
 import { type AttemptBody, bodyOfAttempt, type Replayable, replayable } from '../transport/body.js';
 import type { Compressed } from '../transport/compression.js';
+import type { ShardState } from '../types.js';
 import { checkKnownKeys, checkObject, fn } from '../validate.js';
 import { HeaderSource, withEncoding } from './attempt-headers.js';
 import { checkHeaders, checkMethod, checkPath } from './request-checks.js';
-import type { HeadersFn, HttpHeaders, HttpRequest } from './types.js';
+import type {
+  HeadersFn,
+  HttpHeaders,
+  HttpRequest,
+  HttpResponse,
+  HttpTarget,
+  SignHook,
+} from './types.js';
 
 export { checkHeaders, checkMethod, checkPath } from './request-checks.js';
 
@@ -131,6 +140,48 @@ export function exchangeOf(request: ExchangeParts): Exchange {
     headers = withEncoding({ ...headers }, encoding, 'request.headers');
   }
   return new Exchange(method, path, headers, body, source);
+}
+
+/**
+ * The exchange of one ingestion batch, from parts checked once for the whole ingestion: `headers`
+ * fixed (its content-type, the batch's id), under those `made` returns for each attempt, then
+ * `sign`'s; the body text, bytes or `Compressed`. `field` names the ingestion (`http.ingest`).
+ */
+export function batchExchange(
+  field: string,
+  method: string,
+  path: string,
+  headers: HttpHeaders,
+  made: HeadersFn | undefined,
+  sign: SignHook | undefined,
+  body: string | Uint8Array | Compressed,
+): Exchange {
+  const replay = replayable(body, `${field}.body`)!;
+  const source =
+    made === undefined && sign === undefined
+      ? undefined
+      : new HeaderSource(field, headers, made, sign);
+  const encoding = replay.compressed?.encoding;
+  const fixed =
+    source === undefined && encoding !== undefined
+      ? withEncoding({ ...headers }, encoding, `${field}.headers`)
+      : headers;
+  return new Exchange(method, path, fixed, replay, source);
+}
+
+/**
+ * How an HTTP balancer sends an exchange made elsewhere (an ingestion's batch) on a shard it
+ * picked: a symbol, not part of its API.
+ */
+export const SEND_EXCHANGE: unique symbol = Symbol('shardwise.sendExchange');
+
+/** What can send an {@link Exchange}: the HTTP balancer. */
+export interface ExchangeSender {
+  [SEND_EXCHANGE](
+    shard: ShardState<HttpTarget>,
+    exchange: Exchange,
+    ctx: RunContext,
+  ): Promise<HttpResponse>;
 }
 
 const EXCHANGE_KEYS: readonly string[] = ['method', 'path', 'headers', 'body', 'sign'];

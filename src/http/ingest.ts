@@ -6,6 +6,7 @@
  * report (Elasticsearch `_bulk`, Kinesis `PutRecords`) into records retried one by one.
  */
 import { ConfigError, messageOf } from '../errors.js';
+import type { Batch } from '../ingest/batch.js';
 import { checkFailures } from '../ingest/failures.js';
 import { INGEST_EXTRA_KEYS } from '../ingest/ingest.js';
 import { BATCH_DEFAULTS, COMMON_KEYS, checkKeyedPicker } from '../ingest/options.js';
@@ -32,12 +33,23 @@ import type {
   SingleIngestOptions,
   SingleRecordOptions,
 } from '../ingest/types.js';
-import type { RunContext } from '../run.js';
-import type { ShardState } from '../types.js';
+import { BatchCompression } from '../transport/batch-compression.js';
+import {
+  type Compressed,
+  type CompressionOption,
+  resolveCompression,
+} from '../transport/compression.js';
 import { checkKnownKeys, checkObject, fn } from '../validate.js';
 import { HttpError } from './errors.js';
-import { checkHeaders, checkMethod, checkPath } from './exchange.js';
-import type { HttpRequest, HttpResponse, HttpTarget } from './types.js';
+import {
+  batchExchange,
+  checkHeaders,
+  checkMethod,
+  checkPath,
+  type ExchangeSender,
+  SEND_EXCHANGE,
+} from './exchange.js';
+import type { HeadersFn, HttpHeaders, HttpResponse, HttpTarget, SignHook } from './types.js';
 
 /** How a batch becomes a request body. */
 export type HttpEncode<Rec> = 'ndjson' | 'json' | ((records: Rec[]) => string | Uint8Array);
@@ -48,8 +60,25 @@ export interface HttpRecordOptions<Rec> extends CommonRecordOptions<Rec> {
   path: string;
   /** Request method (default `'POST'`). */
   method?: string;
-  /** Extra request headers (a `content-type` given here wins over the encoding's). */
-  headers?: Record<string, string>;
+  /**
+   * Extra request headers (a `content-type` given here wins over the encoding's) — or a function
+   * `(shard, attempt) => headers` (or a promise of them) called once for each attempt, just before
+   * it is sent: a token that expires mid-load is fresh for every batch and every retry. Its
+   * headers go over the batch's own (`content-type`, the idempotency header), and every value it
+   * returns is a secret. See docs/bandwidth.md.
+   */
+  headers?: Record<string, string> | HeadersFn;
+  /**
+   * Signs each attempt from what is sent — method, URL, headers and the final body bytes (after
+   * compression) — and returns headers to add (see `SignHook`). Its values are secrets.
+   */
+  sign?: SignHook;
+  /**
+   * Compresses each batch's body once, before its run, off the main thread: `'gzip'`, `'zstd'`,
+   * `'br'`, or `{ codec, level?, minBytes? }` (default none). Every attempt of the batch sends the
+   * same bytes, with `content-encoding`; a body shorter than `minBytes` (1 KiB) goes as it is.
+   */
+  compression?: CompressionOption | false;
   /**
    * The body format: `'ndjson'` (default: each record then `\n`), `'json'` (an array), or a
    * function of the batch's records (then `batch.size` measures records, by default as NDJSON).
@@ -109,18 +138,14 @@ export type HttpBalancerRecordOptions<Rec> =
   | OwnSend<BatchRecordOptions<HttpTarget, Rec>>;
 
 /** What these functions need of an `HttpBalancer` (kept narrow: no import of the class). */
-export interface HttpIngestHost extends RunnerLike<HttpTarget> {
-  sendTo(
-    shard: ShardState<HttpTarget>,
-    request: Pick<HttpRequest, 'method' | 'path' | 'headers' | 'body'>,
-    ctx?: RunContext,
-  ): Promise<HttpResponse>;
-}
+export interface HttpIngestHost extends RunnerLike<HttpTarget>, ExchangeSender {}
 
 const HTTP_KEYS = [
   'path',
   'method',
   'headers',
+  'sign',
+  'compression',
   'encode',
   'batch',
   'failures',
@@ -169,23 +194,43 @@ function httpPlan<Rec>(
   // Checked as request() checks them, before a record is taken.
   checkPath(o.path, `${field}.path`);
   const method = checkMethod(o.method ?? 'POST', `${field}.method`);
-  if (o.headers !== undefined) checkHeaders(o.headers, `${field}.headers`);
+  let made: HeadersFn | undefined;
+  if (typeof o.headers === 'function') made = o.headers;
+  else if (o.headers !== undefined) checkHeaders(o.headers, `${field}.headers`);
+  const sign = o.sign;
+  if (sign !== undefined) fn(`${field}.sign`, sign);
   if (o.failures !== undefined) fn(`${field}.failures`, o.failures);
   if (o.classify !== undefined) fn(`${field}.classify`, o.classify);
   const idempotency = checkIdempotencyKey(`${field}.idempotencyKey`, o.idempotencyKey);
-  const headers: Record<string, string> = {};
+  const compressor = resolveCompression(`${field}.compression`, o.compression);
+  const headers: HttpHeaders = {};
   const { encoder, custom } = read;
   if (encoder !== undefined) headers['content-type'] = encoder.contentType;
-  for (const [name, value] of Object.entries(o.headers ?? {})) {
-    const lower = name.toLowerCase();
-    if (lower === 'content-type') delete headers['content-type'];
-    headers[name] = value;
+  if (made === undefined) {
+    for (const [name, value] of Object.entries(o.headers ?? {})) {
+      const lower = name.toLowerCase();
+      if (lower === 'content-type') delete headers['content-type'];
+      // Refused now rather than at every batch: the encoding is the compressor's to say.
+      if (lower === 'content-encoding' && compressor !== undefined) {
+        throw new ConfigError(
+          `${field}.headers.${name}`,
+          'cannot be set with `compression`: it sets content-encoding itself',
+          value,
+          { secret: true },
+        );
+      }
+      headers[name] = value;
+    }
   }
   const path = o.path;
   const failures = o.failures;
   const classify = o.classify;
+  const raw = (b: Batch<Rec>): string | Uint8Array =>
+    custom === undefined ? b.body() : encodeWith(field, custom, b.records);
+  const compression = compressor === undefined ? undefined : new BatchCompression(compressor, raw);
   const send: BatchSender<HttpTarget, Rec> = async (shard, b, ctx) => {
-    const body = custom === undefined ? b.body() : encodeWith(field, custom, b.records);
+    const body: string | Uint8Array | Compressed =
+      compression === undefined ? raw(b) : await compression.body(b);
     let batchHeaders = headers;
     let batchPath = path;
     if (idempotency !== false) {
@@ -197,11 +242,8 @@ function httpPlan<Rec>(
     }
     let response: HttpResponse;
     try {
-      response = await http.sendTo(
-        shard,
-        { method, path: batchPath, headers: batchHeaders, body },
-        ctx,
-      );
+      const exchange = batchExchange(field, method, batchPath, batchHeaders, made, sign, body);
+      response = await http[SEND_EXCHANGE](shard, exchange, ctx);
     } catch (error) {
       throw classify === undefined ? error : classified(field, classify, error);
     }
@@ -224,7 +266,7 @@ function httpPlan<Rec>(
     }
     return { failed: checkFailures(`${field}.failures() result`, failed, records.length) };
   };
-  return batchPlan(http, field, read, () => send);
+  return batchPlan(http, field, read, () => send, compression);
 }
 
 /** `idempotencyKey`, checked: the default header, a header or a query parameter, or false. */

@@ -13,7 +13,7 @@ import { framingBytes, ndjsonSize, type RecordEncoder } from './encoders.js';
 import type { Home } from './home.js';
 import { deferredVoid, type Ledger } from './ledger.js';
 import { type ResolvedBatch, recordRetryOf, runRetryOf } from './options.js';
-import { type BatchSender, Sender } from './sender.js';
+import { type BatchPrepare, type BatchSender, Sender } from './sender.js';
 import type { Sink } from './sink.js';
 import {
   INGEST_VIEW,
@@ -36,6 +36,8 @@ export interface BatchSinkOptions<T, Rec> {
   /** Builds the body here (transports): each record is encoded as it is taken. */
   encoder: RecordEncoder<Rec> | undefined;
   send: BatchSender<T, Rec>;
+  /** Readies each batch before its run (a transport compresses its body). */
+  prepare?: BatchPrepare<Rec> | undefined;
 }
 
 /** A record taken whose home has no room yet: it is placed as soon as its home has. */
@@ -101,6 +103,7 @@ export class BatchSink<T, Rec> implements Sink<Rec> {
       recordRetry: recordRetryOf(batch.retry, this.#view.retry),
       deliveryTimeoutMs: this.#deliveryTimeoutMs,
       ordered: options.ordered,
+      prepare: options.prepare,
     });
     ledger.onSettle = () => this.#settled();
     ledger.shards = () => this.#progress();

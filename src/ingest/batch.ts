@@ -75,6 +75,11 @@ export class Batch<Rec> {
   /** A transport's own state for this batch across attempts (the S3 object key). */
   tag: unknown;
   /**
+   * A transport's body made from the records as they are now (compressed once, before the run):
+   * every attempt sends it. Cleared when records join or leave: the body must be made again.
+   */
+  prepared: unknown;
+  /**
    * The id a deduplicating server may key on (`Idempotency-Key`): the same for every send of these
    * records, '' once records left the batch (the sender gives it a new one before the next send).
    */
@@ -199,6 +204,7 @@ export class Batch<Rec> {
       this.carried.push(carried);
     } else this.carried?.push(undefined);
     this.#body = undefined;
+    this.prepared = undefined;
   }
 
   /**
@@ -252,6 +258,7 @@ export class Batch<Rec> {
     this.carried = carried;
     this.bytes = bytes;
     this.#body = undefined;
+    this.prepared = undefined;
     return removed;
   }
 
@@ -319,6 +326,7 @@ export class Batch<Rec> {
       this.carried.push(carried);
     } else this.carried?.push(undefined);
     this.#body = undefined;
+    this.prepared = undefined;
   }
 
   /**

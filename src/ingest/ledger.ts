@@ -86,6 +86,7 @@ export class Ledger<Rec> {
       durationMs: 0,
       perShard: {},
       batches: 0,
+      transit: { raw: 0, wire: 0, received: 0 },
     };
   }
 
@@ -251,6 +252,19 @@ export class Ledger<Rec> {
     return this.#deadPending;
   }
 
+  /**
+   * A batch's send put `raw` bytes on the wire as `wire` bytes, or took `received` off it. A
+   * report after the account closed (an aborted request's, as it ends) leaves the final summary
+   * alone; the balancer's ledger still counts it.
+   */
+  transit(raw: number, wire: number, received: number): void {
+    if (this.#closed) return;
+    const t = this.summary.transit;
+    t.raw += raw;
+    t.wire += wire;
+    t.received += received;
+  }
+
   /** Resolves once every record taken has settled. */
   idle(): Promise<void> {
     if (this.held === 0) return Promise.resolve();
@@ -341,6 +355,7 @@ export class Ledger<Rec> {
         elapsedMs: now - this.#startedMs,
         perShard: { ...s.perShard },
         shards: this.shards?.() ?? {},
+        transit: { ...s.transit },
       });
     } catch (thrown) {
       this.#callbackThrew(thrown);

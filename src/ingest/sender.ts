@@ -34,6 +34,7 @@ import type { ResolvedRecordRetry } from './options.js';
 import { lastError, readFailure, shardOf } from './outcome.js';
 import { RecordBudget } from './record-budget.js';
 import {
+  type BatchContext,
   type BatchSendResult,
   INGEST_VIEW,
   type IngestView,
@@ -45,8 +46,15 @@ import {
 export type BatchSender<T, Rec> = (
   shard: ShardState<T>,
   batch: Batch<Rec>,
-  ctx: RunContext,
+  ctx: BatchContext,
 ) => Promise<BatchSendResult>;
+
+/**
+ * Readies a batch before its run (a transport compresses its body): a promise while there is work
+ * to do, undefined when the batch is ready already. A rejection fails the batch's records with
+ * its error.
+ */
+export type BatchPrepare<Rec> = (batch: Batch<Rec>) => Promise<void> | undefined;
 
 export interface SenderOptions<T, Rec> {
   /** The option path errors name (`ingest`, `http.ingest` …). */
@@ -61,6 +69,11 @@ export interface SenderOptions<T, Rec> {
   deliveryTimeoutMs: number;
   /** `ordering: 'key'`: one batch per home in the balancer; a retry or a split goes first. */
   ordered: boolean;
+  /**
+   * Readies each batch before it is handed to the balancer (off the balancer: no shard slot is
+   * held meanwhile, and the next batch is encoded while this one is prepared).
+   */
+  prepare?: BatchPrepare<Rec> | undefined;
 }
 
 /** What an attempt that sent its batch hands to settlement. */
@@ -215,7 +228,7 @@ export class Sender<T, Rec> {
         continue;
       }
       ready.splice(i, 1);
-      this.#submit(home, batch, now);
+      this.#start(home, batch, now);
     }
     home.backlogged = backlogged;
     if (!backlogged && home.drained !== undefined) {
@@ -236,6 +249,43 @@ export class Sender<T, Rec> {
     if (!home.backlogged) return undefined;
     home.drained ??= deferredVoid();
     return home.drained.promise;
+  }
+
+  /**
+   * Hands `batch` to the balancer — once the transport has prepared it, when it must. A batch
+   * being prepared counts among its home's running batches, so windows and key order hold
+   * meanwhile; one whose deadline passed meanwhile expires, and one whose preparation failed
+   * fails its records with that error.
+   */
+  #start(home: Home<Rec>, batch: Batch<Rec>, now: number): void {
+    const prepare = this.#o.prepare;
+    let preparing: Promise<void> | undefined;
+    if (prepare !== undefined) {
+      try {
+        preparing = prepare(batch);
+      } catch (error) {
+        preparing = Promise.reject(error);
+      }
+    }
+    if (preparing === undefined) {
+      this.#submit(home, batch, now);
+      return;
+    }
+    home.running++;
+    preparing.then(
+      () => {
+        home.running--;
+        const at = this.#runner.clock.now();
+        if (batch.deadlineMs <= at) this.#expire(home, batch, at);
+        else this.#submit(home, batch, at);
+        this.pump();
+      },
+      (error: unknown) => {
+        home.running--;
+        this.#failAll(home, batch, error);
+        this.pump();
+      },
+    );
   }
 
   /**
@@ -311,7 +361,7 @@ export class Sender<T, Rec> {
     if (batch.uncertain) ledger.resent(count);
     else if (batch.carried !== undefined) ledger.resent(batch.carriedUncertain);
     ledger.sent();
-    (ctx as { batchId?: string }).batchId = batch.id;
+    const batchCtx = new BatchAttempt(ctx, batch.id, ledger);
     // Every send is in the batch's log: one that threw, and one the balancer ended (a timeout,
     // an abort) while it was still pending — it counts as an attempt all the same.
     let noted = false;
@@ -333,7 +383,7 @@ export class Sender<T, Rec> {
     const unlisten = ctx.onAbort(note);
     let result: BatchSendResult;
     try {
-      result = await this.#o.send(shard, batch, ctx);
+      result = await this.#o.send(shard, batch, batchCtx);
     } catch (error) {
       if (!noted) note(error);
       throw error;
@@ -611,6 +661,41 @@ export class Sender<T, Rec> {
       },
       Math.max(0, atMs - now),
     );
+  }
+}
+
+/**
+ * The context a batch `send` gets: the attempt's, with the batch's id, and the bytes the send
+ * reports counted in the ingestion's own account (`summary.transit`) as well as the balancer's.
+ */
+class BatchAttempt implements BatchContext {
+  constructor(
+    readonly inner: RunContext,
+    readonly batchId: string,
+    readonly account: Pick<Ledger<unknown>, 'transit'>,
+  ) {}
+
+  get signal(): AbortSignal {
+    return this.inner.signal;
+  }
+
+  get attempt(): number {
+    return this.inner.attempt;
+  }
+
+  onAbort(listener: (reason: unknown) => void): () => void {
+    return this.inner.onAbort(listener);
+  }
+
+  // The balancer's ledger first: it checks the figures (a bad one throws, and counts nowhere).
+  reportSent(rawBytes: number, wireBytes: number, encoding?: string): void {
+    this.inner.reportSent(rawBytes, wireBytes, encoding);
+    this.account.transit(rawBytes, wireBytes, 0);
+  }
+
+  reportReceived(bytes: number, encoding?: string): void {
+    this.inner.reportReceived(bytes, encoding);
+    this.account.transit(0, 0, bytes);
   }
 }
 

@@ -18,7 +18,7 @@ import {
   type ResolvedBatch,
   resolveBatch,
 } from './options.js';
-import type { BatchSender } from './sender.js';
+import type { BatchPrepare, BatchSender } from './sender.js';
 import type { Sink } from './sink.js';
 import type {
   BatchOptions,
@@ -33,6 +33,17 @@ import { LedgerWriteStream } from './write-stream.js';
 /** A transport's checked options: who hears of failed records, and the sink that sends batches. */
 export interface TransportPlan<Rec> extends FailureHooks<Rec> {
   sink(ledger: Ledger<Rec>): Sink<Rec>;
+  /**
+   * Resolves once the transport can send (a codec loaded); a rejection stops the ingestion
+   * before any record is read. Absent: nothing to wait for.
+   */
+  start?: (() => Promise<void>) | undefined;
+}
+
+/** How a transport readies its batches: once per batch before its run, after a start. */
+export interface BatchReadying<Rec> {
+  prepare: BatchPrepare<Rec>;
+  start: () => Promise<void>;
 }
 
 /** A caller's own body builder, given the batch's records. */
@@ -74,17 +85,22 @@ export function readRecordOptions<Rec>(
   return { ...common, encoder, custom, batch };
 }
 
-/** The plan of a transport's calls: each sink sends its batches with a sender of its own. */
+/**
+ * The plan of a transport's calls: each sink sends its batches with a sender of its own, each
+ * batch readied first when the transport says how (`readying`: its body compressed).
+ */
 export function batchPlan<T, Rec>(
   runner: RunnerLike<T>,
   field: string,
   read: ReadRecordOptions<Rec>,
   sender: () => BatchSender<T, Rec>,
+  readying?: BatchReadying<Rec>,
 ): TransportPlan<Rec> {
   return {
     onFailed: read.onFailed,
     onUncertain: read.onUncertain,
     keepFailures: read.keepFailures,
+    start: readying?.start,
     sink: (ledger) =>
       new BatchSink<T, Rec>(runner, ledger, {
         field,
@@ -95,6 +111,7 @@ export function batchPlan<T, Rec>(
         ordered: read.ordered,
         encoder: read.encoder,
         send: sender(),
+        prepare: readying?.prepare,
       }),
   };
 }
@@ -108,7 +125,10 @@ export function buildsItsOwnCalls(options: unknown): boolean {
   );
 }
 
-/** Runs an ingestion of `source` on a transport's plan; a bad option rejects, never throws. */
+/**
+ * Runs an ingestion of `source` on a transport's plan; a bad option rejects, never throws, and
+ * so does a plan that cannot start (a codec missing) — before any record is read.
+ */
 export function ingestWithPlan<T, Rec>(
   field: string,
   runner: RunnerLike<T>,
@@ -120,18 +140,23 @@ export function ingestWithPlan<T, Rec>(
     checkSource(source);
     const extras = checkIngestExtras(field, options ?? {});
     const p = plan(field);
-    return run(runner, field, source, extras, p, (ledger) => p.sink(ledger));
+    const go = (): Promise<IngestSummary<Rec>> =>
+      run(runner, field, source, extras, p, (ledger) => p.sink(ledger));
+    return p.start === undefined ? go() : p.start().then(go);
   } catch (error) {
     return Promise.reject(error);
   }
 }
 
-/** A write stream on a transport's plan. */
+/**
+ * A write stream on a transport's plan. A plan that cannot start errors the stream before it
+ * takes a record (the records written meanwhile are reported, not sent).
+ */
 export function writeStreamWithPlan<T, Rec>(
   runner: RunnerLike<T>,
   plan: TransportPlan<Rec>,
 ): RecordWriteStream<Rec> {
-  return new LedgerWriteStream<T, Rec>(runner, plan, (ledger) => plan.sink(ledger));
+  return new LedgerWriteStream<T, Rec>(runner, plan, (ledger) => plan.sink(ledger), plan.start);
 }
 
 /**

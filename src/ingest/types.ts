@@ -9,7 +9,7 @@ import type { ResolvedRetryOptions, RetryOptions } from '../health/retry.js';
 import type { RunContext } from '../run.js';
 import type { Checkpoint } from '../sources/checkpoint.js';
 import type { SourcePosition } from '../sources/position.js';
-import type { Clock, Key, Picker, RandomSource, ShardState } from '../types.js';
+import type { Clock, Key, Picker, RandomSource, ShardState, TransitBytes } from '../types.js';
 
 /** How an ingestion hears that its balancer closed (a symbol: not part of the Balancer's API). */
 export const ON_CLOSE: unique symbol = Symbol('shardwise.onClose');
@@ -333,6 +333,8 @@ export interface IngestProgress {
   perShard: Record<string, number>;
   /** Each shard (by id): what the ingestion holds for it, and why it waits. */
   shards: Record<string, ShardProgress>;
+  /** The body bytes the ingestion's sends carried so far (see `IngestSummary.transit`; a copy). */
+  transit: TransitBytes;
 }
 
 /** A record that was not written, and why. */
@@ -378,6 +380,13 @@ export interface IngestSummary<Rec> {
   perShard: Record<string, number>;
   /** Batch sends (re-sends included); 0 without `batch`. */
   batches: number;
+  /**
+   * The body bytes this ingestion's batch sends carried, re-sends included: `raw` before
+   * compression, `wire` as sent, `received` in the answers — as each send reported them
+   * (`http.ingest` and `s3.ingest` do; a `send` of your own through `ctx.reportSent` and
+   * `ctx.reportReceived`). The balancer's `stats().bytes` counts the same for all its runs.
+   */
+  transit: TransitBytes;
 }
 
 /**

@@ -13,13 +13,7 @@ import { type FailureHooks, Ledger } from './ledger.js';
 import { checkRecordOptions, type ResolvedRecordOptions } from './options.js';
 import { RecordSink } from './record-sink.js';
 import type { Sink } from './sink.js';
-import type {
-  BatchContext,
-  IngestSummary,
-  RecordOptions,
-  RecordWriteStream,
-  RunnerLike,
-} from './types.js';
+import type { IngestSummary, RecordOptions, RecordWriteStream, RunnerLike } from './types.js';
 
 /** Builds the sink of a write stream around its ledger. */
 export type SinkFactory<Rec> = (ledger: Ledger<Rec>) => Sink<Rec>;
@@ -69,7 +63,7 @@ export function callerSink<T, Rec>(
     deliveryTimeoutMs: o.deliveryTimeoutMs,
     ordered: o.ordered,
     encoder: undefined,
-    send: (shard, batch, ctx) => o.sendBatch!(shard, batch.records, ctx as BatchContext),
+    send: (shard, batch, ctx) => o.sendBatch!(shard, batch.records, ctx),
   });
 }
 
@@ -98,8 +92,24 @@ export class LedgerWriteStream<T, Rec> extends Writable implements RecordWriteSt
     runner: RunnerLike<T>,
     { onFailed, onUncertain, keepFailures }: FailureHooks<Rec>,
     sink: SinkFactory<Rec>,
+    /** Resolves once records may be sent; a rejection errors the stream before it takes one. */
+    start?: () => Promise<void>,
   ) {
-    super({ objectMode: true, highWaterMark: 1 });
+    super({
+      objectMode: true,
+      highWaterMark: 1,
+      // Node holds every write until `construct` calls back, and destroys the stream on its error.
+      ...(start === undefined
+        ? {}
+        : {
+            construct: (done: (error?: Error | null) => void) => {
+              start().then(
+                () => done(),
+                (error: unknown) => done(error as Error),
+              );
+            },
+          }),
+    });
     this.#ledger = new Ledger<Rec>(runner, {
       keepFailures,
       onFailed: (record, error) => {

@@ -9,6 +9,8 @@
  */
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { ConfigError, messageOf } from '../errors.js';
+import { provesNotSent } from '../health/retry.js';
+import type { Batch } from '../ingest/batch.js';
 import { INGEST_EXTRA_KEYS } from '../ingest/ingest.js';
 import { COMMON_KEYS, checkKeyedPicker } from '../ingest/options.js';
 import type { BatchSender } from '../ingest/sender.js';
@@ -35,6 +37,12 @@ import type {
 } from '../ingest/types.js';
 import type { RunContext } from '../run.js';
 import { wallClock } from '../runtime.js';
+import { BatchCompression } from '../transport/batch-compression.js';
+import {
+  type Compressed,
+  type CompressionOption,
+  resolveCompression,
+} from '../transport/compression.js';
 import type { ShardState } from '../types.js';
 import { fn, positiveInt } from '../validate.js';
 import { partsOf } from './body.js';
@@ -63,6 +71,12 @@ export interface S3ObjectInfo {
   seq: number;
   /** Records in the batch. */
   count: number;
+  /**
+   * The name suffix of the object's encoding: `'.gz'`, `'.zst'` or `'.br'` when `compression`
+   * compressed it, `''` when it is stored as it is (no `compression`, or shorter than `minBytes`):
+   * `` `${shardId}-${seq}.jsonl${suffix}` ``.
+   */
+  suffix: string;
 }
 
 /** Options of `s3.createWriteStream` with an `objectKey` (batches as objects). */
@@ -87,6 +101,12 @@ export interface S3RecordOptions<Rec> extends CommonRecordOptions<Rec> {
   partSizeBytes?: number;
   /** Parts of one object sent at once (default 4). */
   partConcurrency?: number;
+  /**
+   * Compresses each object once, before its batch's run, off the main thread: `'gzip'`,
+   * `'zstd'`, `'br'`, or `{ codec, level?, minBytes? }` (default none). The object is stored with
+   * its `ContentEncoding`, and `objectKey` is offered the codec's `suffix`.
+   */
+  compression?: CompressionOption | false;
   /** Not given: each batch's object is written from the options above (a `send` takes the core's). */
   send?: undefined;
 }
@@ -121,6 +141,7 @@ const S3_KEYS = [
   'batch',
   'partSizeBytes',
   'partConcurrency',
+  'compression',
   ...COMMON_KEYS,
 ];
 
@@ -201,6 +222,10 @@ function s3Plan<Rec>(
   const { encoder, custom } = read;
   const contentType = o.contentType ?? encoder?.contentType ?? 'application/octet-stream';
   const metadata = o.metadata;
+  const compressor = resolveCompression(`${field}.compression`, o.compression);
+  const raw = (b: Batch<Rec>): Uint8Array =>
+    custom === undefined ? b.body() : bytesOf(encodeWith(field, custom, b.records));
+  const compression = compressor === undefined ? undefined : new BatchCompression(compressor, raw);
 
   const sendWith = (): BatchSender<S3Target, Rec> => {
     // Batches per target so far: each target's objects are numbered from 0.
@@ -209,11 +234,15 @@ function s3Plan<Rec>(
     // overwrite another batch's object wherever the two meet.
     const names = new RecentNames(MAX_REMEMBERED_NAMES);
     return async (shard, b, ctx) => {
-      let name = b.tag as string | undefined;
-      if (name === undefined) {
+      let named = b.tag as Named | undefined;
+      let body: Compressed | undefined =
+        compression === undefined ? undefined : await compression.body(b);
+      if (named === undefined) {
         const seq = seqs.get(shard.id) ?? 0;
         seqs.set(shard.id, seq + 1);
-        name = nameOf(field, objectKey, { shardId: shard.id, seq, count: b.count });
+        const encoding = body?.encoding;
+        const suffix = encoding === undefined ? '' : compressor!.suffix;
+        const name = nameOf(field, objectKey, { shardId: shard.id, seq, count: b.count, suffix });
         if (!names.add(name)) {
           throw new ConfigError(
             `${field}.objectKey`,
@@ -221,11 +250,18 @@ function s3Plan<Rec>(
             name,
           );
         }
-        b.tag = name;
+        named = { name, encoding };
+        b.tag = named;
+      } else if (named.encoding !== undefined && body?.encoding === undefined) {
+        // Records left the batch since it was named, and it shrank below `minBytes`: compressed
+        // all the same, so the object is what its name says.
+        body = await compression!.body(b, 0);
       }
-      const body = custom === undefined ? b.body() : bytesOf(encodeWith(field, custom, b.records));
-      return putBatch(shard, name, body, ctx, {
+      const bytes = body === undefined ? raw(b) : (body.body as Uint8Array);
+      return putBatch(shard, named.name, bytes, ctx, {
         contentType,
+        contentEncoding: body?.encoding,
+        rawBytes: body?.rawBytes,
         metadata,
         partSize,
         partConcurrency,
@@ -233,18 +269,32 @@ function s3Plan<Rec>(
       });
     };
   };
-  return batchPlan(s3, field, read, sendWith);
+  return batchPlan(s3, field, read, sendWith, compression);
+}
+
+/** A batch's object name, and the encoding it was named for. */
+interface Named {
+  name: string;
+  encoding: string | undefined;
 }
 
 interface PutSettings {
   contentType: string;
+  /** The body's `ContentEncoding`, when it is compressed. */
+  contentEncoding: string | undefined;
+  /** The body's length before compression (its own length when it is not compressed). */
+  rawBytes: number | undefined;
   metadata: Record<string, string> | undefined;
   partSize: number;
   partConcurrency: number;
   upkeep: S3Upkeep;
 }
 
-/** One object: a PutObject, or a multipart upload above the part size. */
+/**
+ * One object: a PutObject, or a multipart upload above the part size. Its bytes are reported to
+ * the attempt (the transit ledgers) once S3 answered, or once they may have left: a put that
+ * provably never left reports nothing, and a multipart upload reports each part S3 stored.
+ */
 async function putBatch(
   shard: ShardState<S3Target>,
   name: string,
@@ -263,12 +313,25 @@ async function putBatch(
     maxRetryAfterMs: s.upkeep.maxRetryAfterMs,
     wallClock,
   });
-  if (body.byteLength > s.partSize) {
+  const wire = body.byteLength;
+  const raw = s.rawBytes ?? wire;
+  if (wire > s.partSize) {
+    // Each stored part's share of the raw bytes, counted so that the shares add up to `raw`.
+    let wireSoFar = 0;
+    let rawSoFar = 0;
+    const onPartStored = (bytes: number): void => {
+      wireSoFar += bytes;
+      const rawNow = wireSoFar === wire ? raw : Math.round((raw * wireSoFar) / wire);
+      ctx.reportSent(rawNow - rawSoFar, bytes, s.contentEncoding);
+      rawSoFar = rawNow;
+    };
     await multipartUpload({
       client,
       bucket,
       key,
       contentType: s.contentType,
+      contentEncoding: s.contentEncoding,
+      onPartStored,
       metadata: s.metadata,
       parts: partsOf(body, s.partSize),
       release: noop,
@@ -287,19 +350,24 @@ async function putBatch(
           Bucket: bucket,
           Key: key,
           Body: body,
-          ContentLength: body.byteLength,
+          ContentLength: wire,
           ContentType: s.contentType,
+          ContentEncoding: s.contentEncoding,
           Metadata: s.metadata,
         }),
         { abortSignal },
       ),
     );
   } catch (error) {
-    throw classifyS3Error(error, {
+    const classified = classifyS3Error(error, {
       ...info('PutObject'),
       secrets: await credentialSecrets(client),
     });
+    const answered = typeof (classified as { statusCode?: unknown }).statusCode === 'number';
+    if (answered || !provesNotSent(classified)) ctx.reportSent(raw, wire, s.contentEncoding);
+    throw classified;
   }
+  ctx.reportSent(raw, wire, s.contentEncoding);
   return undefined;
 }
 

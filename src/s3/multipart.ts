@@ -15,7 +15,11 @@ export interface MultipartJob {
   bucket: string;
   key: string;
   contentType: string | undefined;
+  /** The object's `ContentEncoding` (a compressed body), if any. */
+  contentEncoding?: string | undefined;
   metadata: Record<string, string> | undefined;
+  /** Told the bytes of each part S3 stored, as it stores it (the transit ledger counts them). */
+  onPartStored?: ((bytes: number) => void) | undefined;
   /** The parts, numbered from 1, in order. Pulled by up to `concurrency` senders at once. */
   parts: AsyncIterator<Part>;
   /** Lets go of the body (destroys a stream): a read it blocks in then ends. */
@@ -83,6 +87,7 @@ async function upload(job: MultipartJob): Promise<{ etag: string; parts: number 
           Bucket: bucket,
           Key: key,
           ContentType: job.contentType,
+          ContentEncoding: job.contentEncoding,
           Metadata: job.metadata,
         }),
         { abortSignal },
@@ -132,6 +137,7 @@ async function upload(job: MultipartJob): Promise<{ etag: string; parts: number 
           { abortSignal: signal },
         );
         done[part.partNumber - 1] = { PartNumber: part.partNumber, ETag: out.ETag };
+        job.onPartStored?.(part.body.byteLength);
       } catch (error) {
         fail(await job.classify(error, 'UploadPart'));
         return;

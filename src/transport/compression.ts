@@ -8,6 +8,7 @@ import zlib from 'node:zlib';
 import { ConfigError } from '../errors.js';
 import { checkKnownKeys, isPlainObject } from '../validate.js';
 import { compressionGate, type Gate } from './gate.js';
+import { GzipEngines } from './gzip-engines.js';
 import { loadZstd, type PeerImport, type ZstdCompress } from './zstd.js';
 
 /** The codecs: `'gzip'` and `'br'` (brotli) from `node:zlib`, `'zstd'` (see the docs). */
@@ -139,6 +140,8 @@ export class Compressor {
   readonly #gate: Gate;
   readonly #importPeer: PeerImport | undefined;
   #zstd: Promise<ZstdCompress> | undefined;
+  /** gzip engines reused across bodies (made on the first gzip body). */
+  #gzip: GzipEngines | undefined;
 
   constructor(
     field: string,
@@ -168,10 +171,11 @@ export class Compressor {
   }
 
   /**
-   * The body to send: `bytes` compressed, or `bytes` untouched when shorter than `minBytes`.
-   * Runs on the libuv threadpool, at most a few at once across the process (the rest wait).
+   * The body to send: `bytes` compressed, or `bytes` untouched when shorter than `minBytes` (the
+   * compressor's, unless given here). Runs on the libuv threadpool, at most a few at once across
+   * the process (the rest wait).
    */
-  compress(bytes: Uint8Array | string): Promise<Compressed> {
+  compress(bytes: Uint8Array | string, minBytes = this.minBytes): Promise<Compressed> {
     const raw =
       typeof bytes === 'string'
         ? Buffer.byteLength(bytes)
@@ -183,7 +187,7 @@ export class Compressor {
         new ConfigError(`${this.#field} (the body)`, 'must be a string or a Uint8Array', bytes),
       );
     }
-    if (raw < this.minBytes) return Promise.resolve(new Compressed(bytes, undefined, raw));
+    if (raw < minBytes) return Promise.resolve(new Compressed(bytes, undefined, raw));
     const input = typeof bytes === 'string' ? Buffer.from(bytes) : bytes;
     return this.#gate
       .run(() => this.#run(input))
@@ -192,25 +196,25 @@ export class Compressor {
 
   #run(input: Uint8Array): Promise<Uint8Array> {
     if (this.codec === 'zstd') return this.#zstdCodec().then((zstd) => zstd(input, this.level));
+    if (this.codec === 'gzip') {
+      // At most the gate's limit of this compressor's bodies are in flight at once.
+      this.#gzip ??= new GzipEngines(this.level, this.#gate.limit);
+      return this.#gzip.compress(input);
+    }
+    // Brotli's encoder, reused with reset(), ran many times slower here: a new one per body.
     return new Promise((resolve, reject) => {
-      const done = (error: Error | null, out: Buffer) =>
-        error === null ? resolve(out) : reject(error);
       const chunkSize = Math.max(zlib.constants.Z_MIN_CHUNK, Math.min(ZLIB_CHUNK, input.length));
-      if (this.codec === 'gzip') {
-        zlib.gzip(input, { level: this.level, chunkSize }, done);
-      } else {
-        zlib.brotliCompress(
-          input,
-          {
-            chunkSize,
-            params: {
-              [zlib.constants.BROTLI_PARAM_QUALITY]: this.level,
-              [zlib.constants.BROTLI_PARAM_SIZE_HINT]: input.length,
-            },
+      zlib.brotliCompress(
+        input,
+        {
+          chunkSize,
+          params: {
+            [zlib.constants.BROTLI_PARAM_QUALITY]: this.level,
+            [zlib.constants.BROTLI_PARAM_SIZE_HINT]: input.length,
           },
-          done,
-        );
-      }
+        },
+        (error, out) => (error === null ? resolve(out) : reject(error)),
+      );
     });
   }
 

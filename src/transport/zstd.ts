@@ -23,6 +23,21 @@ export const ZSTD_INSTALL = `npm i -E ${ZSTD_PEER}@${ZSTD_PEER_VERSION}`;
 export type PeerImport = (name: string) => Promise<unknown>;
 
 const importPeer: PeerImport = (name) => import(name);
+/** How a compressor that was given no import function imports the peer (see below). */
+let defaultImport: PeerImport = importPeer;
+
+/**
+ * Internal, for tests: makes `load` how the peer is imported by compressors given no import
+ * function of their own (those of `http.ingest` and `s3.ingest` are built from options, which
+ * carry none) — to see, end to end, what a user without the peer gets. Returns the means to put
+ * the default back.
+ */
+export function replacePeerImport(load: PeerImport): () => void {
+  defaultImport = load;
+  return () => {
+    defaultImport = importPeer;
+  };
+}
 
 type ZlibWithZstd = typeof zlib & {
   zstdCompress?: (
@@ -53,7 +68,7 @@ const loaded = new WeakMap<PeerImport, Promise<ZstdCompress>>();
  * zstd for a compressor configured under `field`: `node:zlib`'s, or the peer's. Rejects with a
  * `ConfigError` naming the install command when neither is there.
  */
-export function loadZstd(field: string, load: PeerImport = importPeer): Promise<ZstdCompress> {
+export function loadZstd(field: string, load: PeerImport = defaultImport): Promise<ZstdCompress> {
   const native = nativeZstd();
   if (native !== undefined) return Promise.resolve(native);
   let promise = loaded.get(load);

@@ -36,11 +36,15 @@ export async function decode(encoding: string | undefined, wire: Buffer): Promis
 }
 
 /**
- * A shard that decodes every body; `status(path, n)` picks the status of its n-th request (0
- * first), `reply(path)` the response body (default `ok`).
+ * A shard that decodes every body; `status(path, n, headers)` picks the status of its n-th request
+ * (0 first, in arrival order), `reply(path)` the response body (default `ok`). `received` is in
+ * arrival order; each entry's `raw` is decoded before the shard answers.
  */
 export async function startDecodingServer(
-  options: { status?: (path: string, n: number) => number; reply?: (path: string) => string } = {},
+  options: {
+    status?: (path: string, n: number, headers: Received['headers']) => number;
+    reply?: (path: string) => string;
+  } = {},
 ): Promise<DecodingServer> {
   const received: Received[] = [];
   let self: DecodingServer | undefined;
@@ -48,14 +52,11 @@ export async function startDecodingServer(
     const n = received.length;
     const encoding = req.headers['content-encoding'] as string | undefined;
     const path = req.url ?? '/';
-    received.push({
-      path,
-      encoding,
-      wire: body,
-      raw: await decode(encoding, body),
-      headers: req.headers,
-    });
-    res.statusCode = options.status?.(path, n) ?? 200;
+    // Its place taken now: a later request decoded sooner must not take its turn (or its n).
+    const entry: Received = { path, encoding, wire: body, raw: body, headers: req.headers };
+    received.push(entry);
+    entry.raw = await decode(encoding, body);
+    res.statusCode = options.status?.(path, n, req.headers) ?? 200;
     const reply = Buffer.from(options.reply?.(path) ?? 'ok');
     self!.answered += reply.length;
     res.end(reply);
