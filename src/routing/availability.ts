@@ -49,11 +49,15 @@ export class Availability<T> {
     return shard.hasRoom ? undefined : 'capped';
   }
 
-  /** An attempt takes a slot on `shard` (carrying `bytes`); true when it is the shard's probe. */
+  /**
+   * An attempt takes a slot on `shard` (carrying `bytes`); true when it is the shard's probe.
+   * Routing gave it the shard: a member with room, so it was available unless ejected outside
+   * panic (a rule whose every shard is ejected may still use them) — no need to ask its room.
+   */
   take(shard: Shard<T>, bytes: number): boolean {
-    const was = this.available(shard);
+    const was = shard.health.state !== 'ejected' || this.panic;
     const probe = shard.startAttempt(bytes);
-    this.#changed(shard, was);
+    if (was && !shard.hasRoom) this.blocked++;
     return probe;
   }
 
