@@ -18,11 +18,13 @@ import {
   type RecordOptions,
   type RecordSource,
 } from './ingest/index.js';
-import { INGEST_VIEW, type IngestView, ON_CLOSE } from './ingest/types.js';
+import { INGEST_EXTRA_KEYS } from './ingest/ingest.js';
+import { buildsItsOwnCalls, ingestWithPlan, writeStreamWithPlan } from './ingest/transport-plan.js';
+import { INGEST_VIEW, type IngestView } from './ingest/types.js';
 import { weighCaps } from './limits/weighted.js';
 import { checkLoadReport, type LoadReportFigures } from './load/load-report.js';
 import { TickClock } from './load/tick.js';
-import { Membership, type MembershipHooks } from './membership.js';
+import { Membership } from './membership.js';
 import { type BalancerOptions, checkTimeout, resolveOptions } from './options.js';
 import type { RehashEvent } from './pickers/hashing/types.js';
 import { peakEwma } from './pickers/peak-ewma.js';
@@ -36,6 +38,7 @@ import { entropyRandom, systemClock } from './runtime.js';
 import { Shard } from './shard.js';
 import { type BalancerStats, Figures } from './stats.js';
 import { TransitLedger } from './transit.js';
+import type { Transport } from './transport.js';
 import type {
   Clock,
   EwmaOptions,
@@ -52,11 +55,11 @@ export type { WrapOptions } from './run-options.js';
 export type { BalancerStats, DisplacedCounts, ShardStats } from './stats.js';
 export { QUEUE_CEILING_FACTOR } from './waiting-room.js';
 
-/** How a transport extends the core: membership hooks, and the option names it adds. */
-export interface BalancerExtension<T, S> {
-  knownOptions?: readonly string[];
-  hooks?: MembershipHooks<T, S>;
-}
+/**
+ * The former name of {@link Transport}, the plug-in a balancer is built with: a
+ * `{ knownOptions, hooks }` extension is a transport of those two parts.
+ */
+export type BalancerExtension<T, S = ShardSpec<T>> = Transport<T, S>;
 
 /**
  * Spreads runs across shards: admits them (or queues them, with backpressure), routes each
@@ -87,14 +90,21 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
   /** The transports' release, once `close()` has drained or aborted every run. */
   #released: Promise<void> | undefined;
   #shardsView: { version: number; list: readonly ShardState<T>[] } | undefined;
-  /** Ingestions waiting on their source, told when `close()` is called. */
+  /** Told when `close()` is called: ingestions waiting on their source, a DNS watch. */
   readonly #closeListeners = new Set<() => void>();
   /** What ingestions read of this balancer beyond its public API. */
   readonly #ingestView: IngestView;
+  /** The plug-in this balancer speaks through (none: the caller's `run` functions speak). */
+  readonly #transport: Transport<T, S>;
 
-  constructor(options: BalancerOptions<T>, extension: BalancerExtension<T, S> = {}) {
+  /**
+   * `transport`: the plug-in that speaks to the targets (see {@link Transport}); the HTTP and S3
+   * balancers are built with theirs.
+   */
+  constructor(options: BalancerOptions<T>, transport: Transport<T, S> = {}) {
     super();
-    const o = resolveOptions(options as BalancerOptions<unknown>, extension.knownOptions);
+    this.#transport = transport;
+    const o = resolveOptions(options as BalancerOptions<unknown>, transport.knownOptions);
     this.clock = options.clock ?? systemClock;
     this.random = options.random === undefined ? entropyRandom() : boundedRandom(options.random);
     this.#figures = new Figures(new TransitLedger(o.transitLabel, this));
@@ -114,7 +124,7 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
         abortAttempts: (shard, error) => this.#dispatcher.abortAttempts(shard, error),
         changed: (added, removed, drained) => this.#membershipChanged(added, removed, drained),
       },
-      extension.hooks ?? {},
+      transport.hooks ?? {},
     );
     this.#membership = membership;
     const specs = membership.prepare('shards', options.shards);
@@ -191,6 +201,11 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
       this.#dispatcher.membershipChanged();
       if (this.listenerCount('rehash') > 0) this.emit('rehash', event);
     });
+    transport.attach?.({
+      clock: this.clock,
+      run: (fn, runOptions) => this.run(fn, runOptions),
+      refuse: (error) => this.#dispatcher.refuse(error),
+    });
   }
 
   /**
@@ -241,6 +256,13 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
   createWriteStream<Rec>(options: BatchRecordOptions<T, Rec>): Writable;
   createWriteStream<Rec>(options: RecordOptions<T, Rec>): Writable;
   createWriteStream<Rec>(options: RecordOptions<T, Rec>): Writable {
+    const batch = this.#transport.batch;
+    if (batch !== undefined && buildsItsOwnCalls(options)) {
+      return writeStreamWithPlan(
+        this,
+        batch.plan<Rec>(this, `${batch.name}.createWriteStream`, options, []),
+      );
+    }
     checkKeyedPicker('createWriteStream', this.picker, options);
     return createWriteStream(this, options);
   }
@@ -265,6 +287,12 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
     source: RecordSource<Rec>,
     options: IngestOptions<T, Rec>,
   ): Promise<IngestSummary<Rec>> {
+    const batch = this.#transport.batch;
+    if (batch !== undefined && buildsItsOwnCalls(options)) {
+      return ingestWithPlan(`${batch.name}.ingest`, this, source, options, (field) =>
+        batch.plan<Rec>(this, field, options, INGEST_EXTRA_KEYS),
+      );
+    }
     checkKeyedPicker('ingest', this.picker, options);
     return ingest(this, source, options);
   }
@@ -334,7 +362,7 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
     this.#closeListeners.clear();
     return closing.then(() => {
       this.#candidates.stopSpillTimer();
-      this.#released ??= this.#membership.close(drain);
+      this.#released ??= this.#membership.close(drain).then(() => this.#transport.release?.(drain));
       return this.#released;
     });
   }
@@ -349,8 +377,17 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
     return this.#ingestView;
   }
 
-  /** For ingestions: calls `listener` once `close()` is called (at once if it was). */
-  [ON_CLOSE](listener: () => void): () => void {
+  /**
+   * Calls `listener` once, when `close()` is called (at once if it was), before the runs have
+   * settled: what feeds the balancer (an ingestion waiting on its source, a DNS watch) stops
+   * there. Returns the function that stops listening.
+   *
+   * @example
+   * const stop = balancer.onClose(() => consumer.pause());
+   * // … later, if the consumer ends first:
+   * stop();
+   */
+  onClose(listener: () => void): () => void {
     if (this.closed) {
       listener();
       return () => {};
@@ -446,13 +483,16 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
 
   /** A plain snapshot of the balancer's figures. */
   stats(): BalancerStats {
-    return this.#figures.snapshot(this.#membership.shards, {
+    const shards = this.#membership.shards;
+    const base = this.#figures.snapshot(shards, {
       queued: this.#dispatcher.queued,
       retrying: this.#dispatcher.retrying,
       inFlight: this.#dispatcher.inFlight,
       spills: this.picker.spills ?? 0,
       panic: this.#availability.panic,
     });
+    const transport = this.#transport;
+    return transport.stats === undefined ? base : transport.stats(base, shards);
   }
 
   // ——— membership, health and panic, as events ———

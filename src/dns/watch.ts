@@ -1,7 +1,6 @@
 import { Resolver } from 'node:dns/promises';
 import { GuardedEmitter } from '../callbacks.js';
 import { ConfigError } from '../errors.js';
-import { ON_CLOSE } from '../ingest/types.js';
 import type { Clock, RandomSource, ShardSpec, ShardState } from '../types.js';
 import { type DnsWatchOptions, type ResolvedDnsOptions, resolveDnsOptions } from './options.js';
 import { type DnsRecord, type KnownHosts, type Resolution, resolveShards } from './resolve.js';
@@ -19,6 +18,8 @@ export interface DnsMembership<T> {
   readonly random: RandomSource;
   readonly closed?: boolean;
   setShards(specs: ShardSpec<T>[]): Promise<void>;
+  /** Calls `listener` once the balancer closes (the `Balancer`'s `onClose`): the watch stops then. */
+  onClose?(listener: () => void): () => void;
 }
 
 /**
@@ -105,9 +106,7 @@ export class DnsWatch extends GuardedEmitter<DnsWatchEvents> {
       }
     }
     // The watch stops with the balancer, at its close, not at its next refresh.
-    this.#unlistenClose = (balancer as { [ON_CLOSE]?: (listener: () => void) => () => void })[
-      ON_CLOSE
-    ]?.(() => this.close());
+    this.#unlistenClose = balancer.onClose?.(() => this.close());
     this.ready = new Promise<void>((resolve, reject) => {
       this.#settleReady = (error) => (error === undefined ? resolve() : reject(error));
     });

@@ -5,21 +5,12 @@
  */
 import { ConfigError } from '../errors.js';
 import { bodySecrets, requestSecrets } from '../redact.js';
-import type { RunContext } from '../run.js';
 import { type AttemptBody, bodyOfAttempt, type Replayable, replayable } from '../transport/body.js';
 import type { Compressed } from '../transport/compression.js';
-import type { ShardState } from '../types.js';
 import { checkKnownKeys, checkObject, fn } from '../validate.js';
 import { HeaderSource, withEncoding } from './attempt-headers.js';
 import { checkHeaders, checkMethod, checkPath } from './request-checks.js';
-import type {
-  HeadersFn,
-  HttpHeaders,
-  HttpRequest,
-  HttpResponse,
-  HttpTarget,
-  SignHook,
-} from './types.js';
+import type { HeadersFn, HttpHeaders, HttpRequest, SignHook } from './types.js';
 
 export { checkHeaders, checkMethod, checkPath } from './request-checks.js';
 
@@ -167,21 +158,6 @@ export function batchExchange(
       ? withEncoding({ ...headers }, encoding, `${field}.headers`)
       : headers;
   return new Exchange(method, path, fixed, replay, source);
-}
-
-/**
- * How an HTTP balancer sends an exchange made elsewhere (an ingestion's batch) on a shard it
- * picked: a symbol, not part of its API.
- */
-export const SEND_EXCHANGE: unique symbol = Symbol('shardwise.sendExchange');
-
-/** What can send an {@link Exchange}: the HTTP balancer. */
-export interface ExchangeSender {
-  [SEND_EXCHANGE](
-    shard: ShardState<HttpTarget>,
-    exchange: Exchange,
-    ctx: RunContext,
-  ): Promise<HttpResponse>;
 }
 
 const EXCHANGE_KEYS: readonly string[] = ['method', 'path', 'headers', 'body', 'sign'];

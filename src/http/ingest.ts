@@ -8,17 +8,14 @@
 import { ConfigError, messageOf } from '../errors.js';
 import type { Batch } from '../ingest/batch.js';
 import { checkFailures } from '../ingest/failures.js';
-import { INGEST_EXTRA_KEYS } from '../ingest/ingest.js';
 import { BATCH_DEFAULTS, COMMON_KEYS, checkKeyedPicker } from '../ingest/options.js';
 import type { BatchSender } from '../ingest/sender.js';
 import {
   batchPlan,
   encodeWith,
-  ingestWithPlan,
   notRetryable,
   readRecordOptions,
   type TransportPlan,
-  writeStreamWithPlan,
 } from '../ingest/transport-plan.js';
 import type {
   BatchIngestOptions,
@@ -26,29 +23,22 @@ import type {
   BatchRecordOptions,
   CommonRecordOptions,
   IngestExtras,
-  IngestSummary,
   RecordFailure,
-  RecordWriteStream,
   RunnerLike,
   SingleIngestOptions,
   SingleRecordOptions,
 } from '../ingest/types.js';
+import type { RunContext } from '../run.js';
 import { BatchCompression } from '../transport/batch-compression.js';
 import {
   type Compressed,
   type CompressionOption,
   resolveCompression,
 } from '../transport/compression.js';
+import type { ShardState } from '../types.js';
 import { checkKnownKeys, checkObject, fn } from '../validate.js';
 import { HttpError } from './errors.js';
-import {
-  batchExchange,
-  checkHeaders,
-  checkMethod,
-  checkPath,
-  type ExchangeSender,
-  SEND_EXCHANGE,
-} from './exchange.js';
+import { batchExchange, checkHeaders, checkMethod, checkPath, type Exchange } from './exchange.js';
 import type { HeadersFn, HttpHeaders, HttpResponse, HttpTarget, SignHook } from './types.js';
 
 /** How a batch becomes a request body. */
@@ -137,8 +127,12 @@ export type HttpBalancerRecordOptions<Rec> =
   | OwnSend<SingleRecordOptions<HttpTarget, Rec>>
   | OwnSend<BatchRecordOptions<HttpTarget, Rec>>;
 
-/** What these functions need of an `HttpBalancer` (kept narrow: no import of the class). */
-export interface HttpIngestHost extends RunnerLike<HttpTarget>, ExchangeSender {}
+/** One exchange on a shard the balancer picked: the HTTP transport's attempt. */
+export type SendExchange = (
+  shard: ShardState<HttpTarget>,
+  exchange: Exchange,
+  ctx: RunContext,
+) => Promise<HttpResponse>;
 
 const HTTP_KEYS = [
   'path',
@@ -158,38 +152,21 @@ const HTTP_KEYS = [
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 
 /**
- * Sends every record of `source` in batches, one request each (see {@link HttpIngestOptions}).
+ * The HTTP transport's batch call: the checked options (`field` names them, `extra` are the
+ * entry point's own names), and the sink that sends each batch as one exchange through `send`.
  *
  * @example
  * const summary = await http.ingest(rows, { path: '/ingest', key: (row) => row.tenant, batch: { maxRecords: 500 } });
  */
-export function httpIngest<Rec>(
-  http: HttpIngestHost,
-  source: Iterable<Rec> | AsyncIterable<Rec>,
-  options: HttpIngestOptions<Rec>,
-): Promise<IngestSummary<Rec>> {
-  return ingestWithPlan('http.ingest', http, source, options, (field) =>
-    httpPlan<Rec>(http, field, options, INGEST_EXTRA_KEYS),
-  );
-}
-
-/** A write stream of batched HTTP requests (see {@link HttpRecordOptions}). */
-export function httpWriteStream<Rec>(
-  http: HttpIngestHost,
-  options: HttpRecordOptions<Rec>,
-): RecordWriteStream<Rec> {
-  return writeStreamWithPlan(http, httpPlan<Rec>(http, 'http.createWriteStream', options, []));
-}
-
-/** The checked options, and how to build the sink from them. */
-function httpPlan<Rec>(
-  http: HttpIngestHost,
+export function httpPlan<Rec>(
+  runner: RunnerLike<HttpTarget>,
+  send: SendExchange,
   field: string,
   options: unknown,
   extra: readonly string[],
 ): TransportPlan<Rec> {
   const read = readRecordOptions<Rec>(field, options, [...HTTP_KEYS, ...extra], BATCH_DEFAULTS);
-  checkKeyedPicker(field, http.picker, options);
+  checkKeyedPicker(field, runner.picker, options);
   const o = options as HttpRecordOptions<Rec>;
   // Checked as request() checks them, before a record is taken.
   checkPath(o.path, `${field}.path`);
@@ -228,7 +205,7 @@ function httpPlan<Rec>(
   const raw = (b: Batch<Rec>): string | Uint8Array =>
     custom === undefined ? b.body() : encodeWith(field, custom, b.records);
   const compression = compressor === undefined ? undefined : new BatchCompression(compressor, raw);
-  const send: BatchSender<HttpTarget, Rec> = async (shard, b, ctx) => {
+  const sendBatch: BatchSender<HttpTarget, Rec> = async (shard, b, ctx) => {
     const body: string | Uint8Array | Compressed =
       compression === undefined ? raw(b) : await compression.body(b);
     let batchHeaders = headers;
@@ -243,7 +220,7 @@ function httpPlan<Rec>(
     let response: HttpResponse;
     try {
       const exchange = batchExchange(field, method, batchPath, batchHeaders, made, sign, body);
-      response = await http[SEND_EXCHANGE](shard, exchange, ctx);
+      response = await send(shard, exchange, ctx);
     } catch (error) {
       throw classify === undefined ? error : classified(field, classify, error);
     }
@@ -266,7 +243,7 @@ function httpPlan<Rec>(
     }
     return { failed: checkFailures(`${field}.failures() result`, failed, records.length) };
   };
-  return batchPlan(http, field, read, () => send, compression);
+  return batchPlan(runner, field, read, () => sendBatch, compression);
 }
 
 /** `idempotencyKey`, checked: the default header, a header or a query parameter, or false. */

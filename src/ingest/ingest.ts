@@ -12,13 +12,7 @@ import { IngestError, type IngestStop } from './errors.js';
 import { type FailureHooks, Ledger } from './ledger.js';
 import { checkRecordOptions, checkSource } from './options.js';
 import type { Sink } from './sink.js';
-import {
-  type IngestExtras,
-  type IngestOptions,
-  type IngestSummary,
-  ON_CLOSE,
-  type RunnerLike,
-} from './types.js';
+import type { IngestExtras, IngestOptions, IngestSummary, RunnerLike } from './types.js';
 import { callerSink } from './write-stream.js';
 
 /** The option names `ingest` adds to those of the write stream. */
@@ -292,7 +286,7 @@ function interruption<T, Rec>(
     resolve?.(INTERRUPTED);
   };
   signal?.addEventListener('abort', wake, { once: true });
-  const unlisten = runner[ON_CLOSE]?.(wake);
+  const unlisten = runner.onClose(wake);
   ledger.onCallbackError = wake;
   return {
     race: (read) => {
@@ -314,7 +308,7 @@ function interruption<T, Rec>(
     },
     dispose: () => {
       signal?.removeEventListener('abort', wake);
-      unlisten?.();
+      unlisten();
       ledger.onCallbackError = undefined;
     },
   };

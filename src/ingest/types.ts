@@ -11,9 +11,10 @@ import type { Checkpoint } from '../sources/checkpoint.js';
 import type { SourcePosition } from '../sources/position.js';
 import type { Clock, Key, Picker, RandomSource, ShardState, TransitBytes } from '../types.js';
 
-/** How an ingestion hears that its balancer closed (a symbol: not part of the Balancer's API). */
-export const ON_CLOSE: unique symbol = Symbol('shardwise.onClose');
-/** What an ingestion reads of its balancer beyond the public API (a symbol, like `ON_CLOSE`). */
+/**
+ * The one door through which an ingestion reads its balancer beyond the public API: a symbol, so
+ * the view is no name of the Balancer's API (`Balancer[INGEST_VIEW]()` returns an `IngestView`).
+ */
 export const INGEST_VIEW: unique symbol = Symbol('shardwise.ingestView');
 
 /** The balancer as an ingestion sees it: its settings, and whether a shard can take work now. */
@@ -31,7 +32,7 @@ export interface IngestView {
 /** What `ingest` and the write stream need of a balancer (narrow, so this folder imports no Balancer). */
 export interface RunnerLike<T> {
   /** Calls `listener` once when `close()` is called; returns the means to stop listening. */
-  [ON_CLOSE]?(listener: () => void): () => void;
+  onClose(listener: () => void): () => void;
   [INGEST_VIEW](): IngestView;
   readonly clock: Clock;
   readonly random: RandomSource;

@@ -1,7 +1,8 @@
 /**
  * What a transport keeps per target (an HTTP connection pool): opened when a shard joins, closed
- * once a removed shard has drained, all closed when the balancer closes. It follows the
- * membership through hooks, so the transport never overrides the balancer's methods.
+ * once a removed shard has drained, all closed by the transport's `release` when the balancer
+ * closes. It follows the membership through hooks, so the transport never overrides the
+ * balancer's methods.
  */
 import type { MembershipHooks } from '../membership.js';
 
@@ -23,7 +24,7 @@ export class TargetResources<T, R> {
     return [...this.#open.values()];
   }
 
-  /** Membership hooks that open, retire and close the resources (plus the transport's own). */
+  /** Membership hooks that open and retire the resources (plus the transport's own). */
   hooks<S>(own: Pick<MembershipHooks<T, S>, 'prepare' | 'sameTarget'>): MembershipHooks<T, S> {
     return {
       ...own,
@@ -34,12 +35,14 @@ export class TargetResources<T, R> {
         }
       },
       removed: (shard, drained, drain) => drained.then(() => this.#retire(shard.target, drain)),
-      closed: async (drain) => {
-        const all = this.values();
-        this.#open.clear();
-        await Promise.all([...all.map((r) => this.shut(r, drain)), ...this.#retiring]);
-      },
     };
+  }
+
+  /** Closes every resource, and waits for those being retired: the balancer has closed. */
+  async close(drain: boolean): Promise<void> {
+    const all = this.values();
+    this.#open.clear();
+    await Promise.all([...all.map((r) => this.shut(r, drain)), ...this.#retiring]);
   }
 
   #retire(target: T, drain: boolean): Promise<void> {
