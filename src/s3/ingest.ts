@@ -7,21 +7,16 @@
  * starts (`seq` counts the batches of each shard from 0); every retry puts the same key, and a
  * name given twice fails the later batch instead of overwriting the earlier one's object.
  */
-import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { ConfigError, messageOf } from '../errors.js';
-import { provesNotSent } from '../health/retry.js';
 import type { Batch } from '../ingest/batch.js';
-import { INGEST_EXTRA_KEYS } from '../ingest/ingest.js';
 import { COMMON_KEYS, checkKeyedPicker } from '../ingest/options.js';
 import type { BatchSender } from '../ingest/sender.js';
 import {
   batchPlan,
   encodeWith,
-  ingestWithPlan,
   notRetryable,
   readRecordOptions,
   type TransportPlan,
-  writeStreamWithPlan,
 } from '../ingest/transport-plan.js';
 import type {
   BatchIngestOptions,
@@ -29,14 +24,11 @@ import type {
   BatchRecordOptions,
   CommonRecordOptions,
   IngestExtras,
-  IngestSummary,
-  RecordWriteStream,
   RunnerLike,
   SingleIngestOptions,
   SingleRecordOptions,
 } from '../ingest/types.js';
 import type { RunContext } from '../run.js';
-import { wallClock } from '../runtime.js';
 import { BatchCompression } from '../transport/batch-compression.js';
 import {
   type Compressed,
@@ -45,10 +37,6 @@ import {
 } from '../transport/compression.js';
 import type { ShardState } from '../types.js';
 import { fn, positiveInt } from '../validate.js';
-import { partsOf } from './body.js';
-import { withCallSignal } from './call-signal.js';
-import { classifyS3Error, credentialSecrets, type S3CallInfo } from './classify.js';
-import { multipartUpload, type S3Upkeep } from './multipart.js';
 import {
   checkHeaderText,
   checkKeyPath,
@@ -146,33 +134,6 @@ const S3_KEYS = [
 ];
 
 /**
- * Writes every record of `source` as objects of one batch each (see {@link S3IngestOptions}).
- *
- * @example
- * const day = '2024-06-01';
- * await s3.ingest(rows, { objectKey: ({ shardId, seq }) => `train/${day}/${shardId}-${String(seq).padStart(6, '0')}.jsonl` });
- */
-export function s3Ingest<Rec>(
-  s3: RunnerLike<S3Target>,
-  upkeep: S3Upkeep,
-  source: Iterable<Rec> | AsyncIterable<Rec>,
-  options: S3IngestOptions<Rec>,
-): Promise<IngestSummary<Rec>> {
-  return ingestWithPlan('s3.ingest', s3, source, options, (field) =>
-    s3Plan<Rec>(s3, upkeep, field, options, INGEST_EXTRA_KEYS),
-  );
-}
-
-/** A write stream of objects, one per batch (see {@link S3RecordOptions}). */
-export function s3WriteStream<Rec>(
-  s3: RunnerLike<S3Target>,
-  upkeep: S3Upkeep,
-  options: S3RecordOptions<Rec>,
-): RecordWriteStream<Rec> {
-  return writeStreamWithPlan(s3, s3Plan<Rec>(s3, upkeep, 's3.createWriteStream', options, []));
-}
-
-/**
  * Object names an ingestion remembers, to refuse one given twice: a million (~100 MB at worst),
  * far past any run of objects whose names clash by mistake (a constant, a name without the
  * target's id); past that, the oldest are forgotten.
@@ -196,16 +157,47 @@ export class RecentNames {
   }
 }
 
-/** The checked options, and how to build the sink from them. */
-function s3Plan<Rec>(
-  s3: RunnerLike<S3Target>,
-  upkeep: S3Upkeep,
+/** One batch as the object the S3 transport writes (`uploadOnce`: a put, or parts). */
+export interface BatchObject {
+  /** The ingestion's name for its options (`s3.ingest`). */
+  field: string;
+  /** The object's name (the target's prefix is prepended). */
+  name: string;
+  body: Uint8Array;
+  contentType: string;
+  /** The body's `ContentEncoding`, when it is compressed. */
+  contentEncoding: string | undefined;
+  /** The body's length before compression (its own length when it is not compressed). */
+  rawBytes: number;
+  metadata: Record<string, string> | undefined;
+  partSizeBytes: number;
+  partConcurrency: number;
+}
+
+/** Writes one batch's object on the shard its run picked: the S3 transport's. */
+export type WriteObject = (
+  shard: ShardState<S3Target>,
+  ctx: RunContext,
+  object: BatchObject,
+) => Promise<void>;
+
+/**
+ * The S3 transport's batch call: the checked options (`field` names them, `extra` are the entry
+ * point's own names), and the sink that writes each batch as one object through `write`.
+ *
+ * @example
+ * const day = '2024-06-01';
+ * await s3.ingest(rows, { objectKey: ({ shardId, seq }) => `train/${day}/${shardId}-${String(seq).padStart(6, '0')}.jsonl` });
+ */
+export function s3Plan<Rec>(
+  runner: RunnerLike<S3Target>,
+  write: WriteObject,
   field: string,
   options: unknown,
   extra: readonly string[],
 ): TransportPlan<Rec> {
   const read = readRecordOptions<Rec>(field, options, [...S3_KEYS, ...extra], S3_BATCH_DEFAULTS);
-  checkKeyedPicker(field, s3.picker, options);
+  checkKeyedPicker(field, runner.picker, options);
   const o = options as S3RecordOptions<Rec>;
   fn(`${field}.objectKey`, o.objectKey);
   if (o.contentType !== undefined) checkHeaderText(`${field}.contentType`, o.contentType);
@@ -258,117 +250,27 @@ function s3Plan<Rec>(
         body = await compression!.body(b, 0);
       }
       const bytes = body === undefined ? raw(b) : (body.body as Uint8Array);
-      return putBatch(shard, named.name, bytes, ctx, {
+      await write(shard, ctx, {
+        field,
+        name: named.name,
+        body: bytes,
         contentType,
         contentEncoding: body?.encoding,
-        rawBytes: body?.rawBytes,
+        rawBytes: body?.rawBytes ?? bytes.byteLength,
         metadata,
-        partSize,
+        partSizeBytes: partSize,
         partConcurrency,
-        upkeep,
       });
+      return undefined;
     };
   };
-  return batchPlan(s3, field, read, sendWith, compression);
+  return batchPlan(runner, field, read, sendWith, compression);
 }
 
 /** A batch's object name, and the encoding it was named for. */
 interface Named {
   name: string;
   encoding: string | undefined;
-}
-
-interface PutSettings {
-  contentType: string;
-  /** The body's `ContentEncoding`, when it is compressed. */
-  contentEncoding: string | undefined;
-  /** The body's length before compression (its own length when it is not compressed). */
-  rawBytes: number | undefined;
-  metadata: Record<string, string> | undefined;
-  partSize: number;
-  partConcurrency: number;
-  upkeep: S3Upkeep;
-}
-
-/**
- * One object: a PutObject, or a multipart upload above the part size. Its bytes are reported to
- * the attempt (the transit ledgers) once S3 answered, or once they may have left: a put that
- * provably never left reports nothing, and a multipart upload reports each part S3 stored.
- */
-async function putBatch(
-  shard: ShardState<S3Target>,
-  name: string,
-  body: Uint8Array,
-  ctx: RunContext,
-  s: PutSettings,
-): Promise<undefined> {
-  const { client, bucket, prefix } = shard.target;
-  const key = prefix + name;
-  const info = (operation: string): S3CallInfo => ({
-    operation,
-    shardId: shard.id,
-    bucket,
-    key,
-    defaultRetryAfterMs: s.upkeep.defaultRetryAfterMs,
-    maxRetryAfterMs: s.upkeep.maxRetryAfterMs,
-    wallClock,
-  });
-  const wire = body.byteLength;
-  const raw = s.rawBytes ?? wire;
-  if (wire > s.partSize) {
-    // Each stored part's share of the raw bytes, counted so that the shares add up to `raw`.
-    let wireSoFar = 0;
-    let rawSoFar = 0;
-    const onPartStored = (bytes: number): void => {
-      wireSoFar += bytes;
-      const rawNow = wireSoFar === wire ? raw : Math.round((raw * wireSoFar) / wire);
-      ctx.reportSent(rawNow - rawSoFar, bytes, s.contentEncoding);
-      rawSoFar = rawNow;
-    };
-    await multipartUpload({
-      client,
-      bucket,
-      key,
-      contentType: s.contentType,
-      contentEncoding: s.contentEncoding,
-      onPartStored,
-      metadata: s.metadata,
-      parts: partsOf(body, s.partSize),
-      release: noop,
-      concurrency: s.partConcurrency,
-      signal: ctx.signal,
-      classify: async (error, operation) =>
-        classifyS3Error(error, { ...info(operation), secrets: await credentialSecrets(client) }),
-      upkeep: s.upkeep,
-    });
-    return undefined;
-  }
-  try {
-    await withCallSignal(ctx, client, (abortSignal) =>
-      client.send(
-        new PutObjectCommand({
-          Bucket: bucket,
-          Key: key,
-          Body: body,
-          ContentLength: wire,
-          ContentType: s.contentType,
-          ContentEncoding: s.contentEncoding,
-          Metadata: s.metadata,
-        }),
-        { abortSignal },
-      ),
-    );
-  } catch (error) {
-    const classified = classifyS3Error(error, {
-      ...info('PutObject'),
-      secrets: await credentialSecrets(client),
-    });
-    const answered = typeof (classified as { statusCode?: unknown }).statusCode === 'number';
-    if (answered || !provesNotSent(classified)) ctx.reportSent(raw, wire, s.contentEncoding);
-    throw classified;
-  }
-  ctx.reportSent(raw, wire, s.contentEncoding);
-  return undefined;
 }
 
 /** `objectKey(info)`, checked; a throw or a bad key fails the batch without a retry. */
@@ -393,5 +295,3 @@ function nameOf(
 function bytesOf(body: string | Uint8Array): Uint8Array {
   return typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
 }
-
-function noop(): void {}
