@@ -86,5 +86,6 @@ export { systemClock } from './runtime.js';
 export type { Checkpoint } from './sources/checkpoint.js';
 export { CheckpointError, SourceError } from './sources/errors.js';
 export type { SourcePosition } from './sources/position.js';
+export type { Transport, TransportHost } from './transport.js';
 export type * from './types.js';
 export { MAX_DURATION_MS } from './validate.js';

@@ -153,3 +153,63 @@ export function callRunOptions(
   if (request.meta !== undefined) options.meta = request.meta;
   return options;
 }
+
+/**
+ * How a factory composes a balancer with its transport's own calls: the balancer itself, every
+ * method, event and `instanceof Balancer` kept, with each call of `calls` beside its API (a
+ * method of that one object, not enumerable). No subclass: the balancer's behaviour is the
+ * core's, and the calls reach it only through the host the transport was attached to.
+ *
+ * @example
+ * const transport = new EchoTransport();
+ * const echo = withCalls(new Balancer({ shards }, transport), { say: (text: string) => transport.say(text) });
+ * await echo.say('hi'); // a run of the balancer, through the transport's host
+ */
+export function withCalls<B extends object, C extends object>(balancer: B, calls: C): B & C {
+  for (const name of Object.keys(calls)) {
+    Object.defineProperty(balancer, name, {
+      value: (calls as Record<string, unknown>)[name],
+      configurable: true,
+      writable: true,
+      enumerable: false,
+    });
+  }
+  return balancer as B & C;
+}
+
+/** The constructor a composed balancer's name stands for (`new HttpBalancer(options)`). */
+export interface ComposedConstructor<O, B> {
+  new (options: O): B;
+}
+
+/**
+ * A name for balancers a factory composes: `new Name(options)` builds what the factory does,
+ * and `value instanceof Name` holds for each balancer either built (and only for those). The
+ * factory is the returned `build`.
+ *
+ * @example
+ * const { Name: EchoBalancer, build: createEchoBalancer } = composedName('EchoBalancer', makeEcho);
+ * createEchoBalancer(options) instanceof EchoBalancer; // true
+ */
+export function composedName<O, B extends object>(
+  name: string,
+  compose: (options: O) => B,
+): { Name: ComposedConstructor<O, B>; build: (options: O) => B } {
+  const built = new WeakSet<object>();
+  const build = (options: O): B => {
+    const balancer = compose(options);
+    built.add(balancer);
+    return balancer;
+  };
+  function Composed(this: unknown, options: O): B {
+    if (new.target === undefined) {
+      throw new TypeError(`Class constructor ${name} cannot be invoked without 'new'`);
+    }
+    return build(options);
+  }
+  Object.defineProperty(Composed, 'name', { value: name });
+  Object.defineProperty(Composed, Symbol.hasInstance, {
+    value: (value: unknown) => typeof value === 'object' && value !== null && built.has(value),
+  });
+  return { Name: Composed as unknown as ComposedConstructor<O, B>, build };
+}

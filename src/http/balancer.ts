@@ -1,15 +1,16 @@
 /**
- * `HttpBalancer`, the typed face of a `Balancer` built with the HTTP transport: no logic of its
- * own. Its calls delegate to the transport (`http/transport.ts`); `ingest`, `createWriteStream`
- * and `stats` are the Balancer's, which uses the transport's batch call and figures — the
- * interface below only names the types they take and give with this transport.
+ * `createHttpBalancer`: a `Balancer` built with the HTTP transport (`http/transport.ts`), its
+ * calls (`request`, `sendTo`, `warm`) beside the Balancer's API — composed, not a subclass: no
+ * logic here. `ingest`, `createWriteStream` and `stats` are the Balancer's, which uses the
+ * transport's batch call and figures; the `HttpBalancer` type names what they take and give.
  */
 import { Balancer, type RunContext } from '../balancer.js';
 import type { IngestSummary, RecordSource, RecordWriteStream } from '../ingest/types.js';
+import { type ComposedConstructor, composedName, withCalls } from '../transport.js';
 import type { ShardState } from '../types.js';
 import type { WarmResult } from './connector.js';
 import type { HttpBalancerIngestOptions, HttpBalancerRecordOptions } from './ingest.js';
-import { type HttpSpec, type HttpTransport, httpTransport } from './transport.js';
+import { type HttpSpec, httpTransport } from './transport.js';
 import type {
   HttpBalancerOptions,
   HttpBalancerStats,
@@ -18,9 +19,19 @@ import type {
   HttpTarget,
 } from './types.js';
 
-// The Balancer's own methods, typed as the HTTP transport makes them behave: each is the
-// Balancer's at run time (the class below declares none of them).
-export interface HttpBalancer {
+/**
+ * A `Balancer` over HTTP origins: one undici `Pool` per shard (keep-alive, `connectionsPerShard`
+ * connections), opened when the shard joins and closed when it leaves or the balancer closes —
+ * the HTTP transport's, which the balancer is built with. Everything a `Balancer` does (run,
+ * wrap, events, stats, membership; `instanceof Balancer` holds) plus `request()`, `sendTo()` and
+ * `warm()`. Built by {@link createHttpBalancer} (or `new HttpBalancer(options)`, the same).
+ *
+ * @example
+ * const http = createHttpBalancer({ origins: ['http://10.0.0.1:8080', 'http://10.0.0.2:8080'] });
+ * const res = await http.request({ method: 'POST', path: '/ingest', body: JSON.stringify(rows), idempotent: true });
+ * await http.close();
+ */
+export interface HttpBalancer extends Balancer<HttpTarget, HttpSpec>, HttpCalls {
   /**
    * Sends every record of `source` in batches, one HTTP request per batch (`{ path, encode,
    * batch, failures }`: NDJSON by default), or — given a `send` — as the core `ingest` does.
@@ -46,27 +57,8 @@ export interface HttpBalancer {
   stats(): HttpBalancerStats;
 }
 
-/**
- * A `Balancer` over HTTP origins: one undici `Pool` per shard (keep-alive, `connectionsPerShard`
- * connections), opened when the shard joins and closed when it leaves or the balancer closes —
- * the HTTP transport's, which the balancer is built with. Everything a `Balancer` does (run,
- * wrap, events, stats, membership) plus `request()`, `sendTo()` and `warm()`.
- *
- * @example
- * const http = createHttpBalancer({ origins: ['http://10.0.0.1:8080', 'http://10.0.0.2:8080'] });
- * const res = await http.request({ method: 'POST', path: '/ingest', body: JSON.stringify(rows), idempotent: true });
- * await http.close();
- */
-// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the interface above types the Balancer's own methods
-export class HttpBalancer extends Balancer<HttpTarget, HttpSpec> {
-  readonly #http: HttpTransport;
-
-  constructor(options: HttpBalancerOptions) {
-    const { core, transport } = httpTransport(options);
-    super(core, transport);
-    this.#http = transport;
-  }
-
+/** The HTTP transport's own calls, beside the Balancer's API on an {@link HttpBalancer}. */
+export interface HttpCalls {
   /**
    * Sends one HTTP request to a shard the picker chooses, retrying on others as the run's
    * idempotency allows. Resolves with the whole response (status < 400); rejects with
@@ -78,9 +70,7 @@ export class HttpBalancer extends Balancer<HttpTarget, HttpSpec> {
    * const res = await http.request({ method: 'PUT', path: `/items/${id}`, body: payload, headers: { 'content-type': 'application/json' } });
    * console.log(res.statusCode, res.shardId, res.json());
    */
-  request(request: HttpRequest): Promise<HttpResponse> {
-    return this.#http.request(request);
-  }
+  request(request: HttpRequest): Promise<HttpResponse>;
 
   /**
    * One HTTP exchange on a shard the balancer already picked — for `run`, `wrap`, `ingest` and
@@ -97,9 +87,7 @@ export class HttpBalancer extends Balancer<HttpTarget, HttpSpec> {
     shard: ShardState<HttpTarget>,
     request: Pick<HttpRequest, 'method' | 'path' | 'headers' | 'body' | 'sign'>,
     ctx?: RunContext,
-  ): Promise<HttpResponse> {
-    return this.#http.sendTo(shard, request, ctx);
-  }
+  ): Promise<HttpResponse>;
 
   /**
    * Opens connections until every shard has `warm` of them (the option; 0 opens none), sending
@@ -111,10 +99,18 @@ export class HttpBalancer extends Balancer<HttpTarget, HttpSpec> {
    * const http = createHttpBalancer({ origins, warm: 4 });
    * const { opened, failed } = await http.warm(); // 4 connections per shard, before any request
    */
-  warm(): Promise<WarmResult> {
-    return this.#http.warm();
-  }
+  warm(): Promise<WarmResult>;
 }
+
+const { Name, build } = composedName('HttpBalancer', (options: HttpBalancerOptions) => {
+  const { core, transport } = httpTransport(options);
+  const calls: HttpCalls = {
+    request: (request) => transport.request(request),
+    sendTo: (shard, request, ctx) => transport.sendTo(shard, request, ctx),
+    warm: () => transport.warm(),
+  };
+  return withCalls(new Balancer(core, transport), calls) as HttpBalancer;
+});
 
 /**
  * Builds an {@link HttpBalancer}. Options: every `Balancer` option plus the transport's (see
@@ -126,5 +122,11 @@ export class HttpBalancer extends Balancer<HttpTarget, HttpSpec> {
  * const http = createHttpBalancer({ origins: ['http://a:8080', 'http://b:8080'], picker: peakEwma() });
  */
 export function createHttpBalancer(options: HttpBalancerOptions): HttpBalancer {
-  return new HttpBalancer(options);
+  return build(options);
 }
+
+/**
+ * `new HttpBalancer(options)` is {@link createHttpBalancer}`(options)`; `instanceof HttpBalancer`
+ * holds for every balancer either built.
+ */
+export const HttpBalancer: ComposedConstructor<HttpBalancerOptions, HttpBalancer> = Name;

@@ -1,13 +1,14 @@
 /**
- * `S3Balancer`, the typed face of a `Balancer` built with the S3 transport: no logic of its own.
- * Its calls delegate to the transport (`s3/transport.ts`); `ingest`, `createWriteStream` and
- * `stats` are the Balancer's, which uses the transport's batch call — the interface below only
- * names the types they take and give with this transport.
+ * `createS3Balancer`: a `Balancer` built with the S3 transport (`s3/transport.ts`), its calls
+ * (`putObject`, `upload`) beside the Balancer's API — composed, not a subclass: no logic here.
+ * `ingest`, `createWriteStream` and `stats` are the Balancer's, which uses the transport's batch
+ * call; the `S3Balancer` type names what they take and give.
  */
 import { Balancer } from '../balancer.js';
 import type { IngestSummary, RecordSource, RecordWriteStream } from '../ingest/types.js';
+import { type ComposedConstructor, composedName, withCalls } from '../transport.js';
 import type { S3BalancerIngestOptions, S3BalancerRecordOptions } from './ingest.js';
-import { type S3Spec, type S3Transport, s3Transport } from './transport.js';
+import { type S3Spec, s3Transport } from './transport.js';
 import type {
   S3BalancerOptions,
   S3BalancerStats,
@@ -18,9 +19,21 @@ import type {
   S3UploadResult,
 } from './types.js';
 
-// The Balancer's own methods, typed as the S3 transport makes them behave: each is the
-// Balancer's at run time (the class below declares none of them).
-export interface S3Balancer {
+/**
+ * A `Balancer` over S3 buckets (or S3 endpoints): each target is `{ client, bucket, prefix }`.
+ * Everything a `Balancer` does (run, wrap, ingest, events, stats, membership; `instanceof
+ * Balancer` holds) plus `putObject()` and `upload()` (multipart, for large bodies) — the S3
+ * transport's, which the balancer is built with. Built by {@link createS3Balancer} (or `new
+ * S3Balancer(options)`, the same). Build clients with {@link createS3Client} for keep-alive
+ * connection reuse.
+ *
+ * @example
+ * const client = createS3Client({ region: 'eu-west-1' });
+ * const s3 = createS3Balancer({ targets: ['ingest-a', 'ingest-b', 'ingest-c'].map((bucket) => ({ client, bucket })) });
+ * const { shardId, etag } = await s3.putObject({ key: 'rows/0001.jsonl', body: rows });
+ * await s3.close();
+ */
+export interface S3Balancer extends Balancer<S3Target, S3Spec>, S3Calls {
   /**
    * Writes every record of `source` as objects, one per batch (`{ objectKey, encode, batch }`:
    * NDJSON by default, multipart above `partSizeBytes`), or — given a `send` — as the core
@@ -45,34 +58,8 @@ export interface S3Balancer {
   stats(): S3BalancerStats;
 }
 
-/**
- * A `Balancer` over S3 buckets (or S3 endpoints): each target is `{ client, bucket, prefix }`.
- * Everything a `Balancer` does (run, wrap, ingest, events, stats, membership) plus `putObject()`
- * and `upload()` (multipart, for large bodies) — the S3 transport's, which the balancer is built
- * with. Build clients with {@link createS3Client} for keep-alive connection reuse.
- *
- * @example
- * const client = createS3Client({ region: 'eu-west-1' });
- * const s3 = createS3Balancer({ targets: ['ingest-a', 'ingest-b', 'ingest-c'].map((bucket) => ({ client, bucket })) });
- * const { shardId, etag } = await s3.putObject({ key: 'rows/0001.jsonl', body: rows });
- * await s3.close();
- */
-// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the interface above types the Balancer's own methods
-export class S3Balancer extends Balancer<S3Target, S3Spec> {
-  readonly #s3: S3Transport;
-
-  constructor(options: S3BalancerOptions) {
-    const { core, transport } = s3Transport(options);
-    try {
-      super(core, transport);
-    } catch (error) {
-      // Invalid core options: the clients built from target options are not handed out.
-      transport.discard();
-      throw error;
-    }
-    this.#s3 = transport;
-  }
-
+/** The S3 transport's own calls, beside the Balancer's API on an {@link S3Balancer}. */
+export interface S3Calls {
   /**
    * Puts one object on a target the picker chooses (hashing pickers route by `routingKey ??
    * key`), at `prefix + key`. Retried on another target on a 5xx, a network error or a
@@ -83,9 +70,7 @@ export class S3Balancer extends Balancer<S3Target, S3Spec> {
    * @example
    * const { bucket, key, etag } = await s3.putObject({ key: `events/${id}.json`, body: JSON.stringify(event), contentType: 'application/json' });
    */
-  putObject(request: S3PutRequest): Promise<S3PutResult> {
-    return this.#s3.putObject(request);
-  }
+  putObject(request: S3PutRequest): Promise<S3PutResult>;
 
   /**
    * Uploads one large object to a target the picker chooses, as a multipart upload: parts of
@@ -99,10 +84,25 @@ export class S3Balancer extends Balancer<S3Target, S3Spec> {
    * const res = await s3.upload({ key: 'dumps/2024-06-01.parquet', body: () => createReadStream(path), bytes: size });
    * console.log(res.parts, res.etag);
    */
-  upload(request: S3UploadRequest): Promise<S3UploadResult> {
-    return this.#s3.upload(request);
-  }
+  upload(request: S3UploadRequest): Promise<S3UploadResult>;
 }
+
+const { Name, build } = composedName('S3Balancer', (options: S3BalancerOptions) => {
+  const { core, transport } = s3Transport(options);
+  let balancer: Balancer<S3Target, S3Spec>;
+  try {
+    balancer = new Balancer(core, transport);
+  } catch (error) {
+    // Invalid core options: the clients built from target options are not handed out.
+    transport.discard();
+    throw error;
+  }
+  const calls: S3Calls = {
+    putObject: (request) => transport.putObject(request),
+    upload: (request) => transport.upload(request),
+  };
+  return withCalls(balancer, calls) as S3Balancer;
+});
 
 /**
  * Builds an {@link S3Balancer}. Options: every `Balancer` option plus the transport's (see
@@ -113,5 +113,11 @@ export class S3Balancer extends Balancer<S3Target, S3Spec> {
  * const s3 = createS3Balancer({ targets: [{ client, bucket: 'ingest-a' }, { client, bucket: 'ingest-b' }], maxInFlightPerShard: 32 });
  */
 export function createS3Balancer(options: S3BalancerOptions): S3Balancer {
-  return new S3Balancer(options);
+  return build(options);
 }
+
+/**
+ * `new S3Balancer(options)` is {@link createS3Balancer}`(options)`; `instanceof S3Balancer` holds
+ * for every balancer either built.
+ */
+export const S3Balancer: ComposedConstructor<S3BalancerOptions, S3Balancer> = Name;
