@@ -1,6 +1,7 @@
 /**
  * The shape the code keeps (STYLE rules 13–15, docs/architecture.md): imports flow one way, no
- * module below the balancer imports it, the core imports no transport, and no file of `src/`
+ * module below the balancer imports it, the core imports no transport, no transport subclasses
+ * the Balancer (it composes one), no `ON_CLOSE` symbol (a public `onClose()`), and no file of `src/`
  * grows past 800 lines (a sanity bound; rooms are split by concern, never to meet a count). Read from the sources, type imports included.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -77,6 +78,20 @@ describe('the architecture', () => {
         if (!bottom.test(target)) offenders.push(`${from} imports ${target}`);
       }
     }
+    expect(offenders).toEqual([]);
+  });
+
+  it('transports compose a Balancer: no class of src/ extends Balancer', () => {
+    // `interface HttpBalancer extends Balancer<…>` names a type; a class would override it.
+    const subclass = /\bclass\s+\w+(?:<[^{]*?>)?\s+extends\s+Balancer\b(?!\w)/;
+    const offenders = all.filter((file) => subclass.test(readFileSync(file, 'utf8'))).map(name);
+    expect(offenders).toEqual([]);
+  });
+
+  it('a balancer is listened to through its public onClose(): no ON_CLOSE symbol left in src/', () => {
+    const offenders = all
+      .filter((file) => readFileSync(file, 'utf8').includes('ON_CLOSE'))
+      .map(name);
     expect(offenders).toEqual([]);
   });
 
