@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream';
-import { GuardedEmitter } from './callbacks.js';
+import { GuardedEmitter, rethrowLater } from './callbacks.js';
 import { Dispatcher } from './dispatcher.js';
 import { BalancerClosedError, ConfigError } from './errors.js';
 import type { BalancerEvents } from './events.js';
@@ -48,7 +48,7 @@ import type {
   ShardSpec,
   ShardState,
 } from './types.js';
-import { bool, checkKnownKeys, checkObject } from './validate.js';
+import { bool, fn as checkFunction, checkKnownKeys, checkObject } from './validate.js';
 
 export type { RunContext, RunFn, RunOptions } from './run.js';
 export type { WrapOptions } from './run-options.js';
@@ -358,8 +358,16 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
     // Each call may abort what still runs (a second `close({ drain: false })` forces one that
     // drains); the transports' release is one, which every call waits for.
     const closing = this.#dispatcher.close(drain, timeoutMs);
-    for (const listener of [...this.#closeListeners]) listener();
+    const listeners = [...this.#closeListeners];
     this.#closeListeners.clear();
+    for (const listener of listeners) {
+      // The caller's code: its throw cannot stop the close, nor the listeners after it.
+      try {
+        listener();
+      } catch (error) {
+        rethrowLater(error);
+      }
+    }
     return closing.then(() => {
       this.#candidates.stopSpillTimer();
       this.#released ??= this.#membership.close(drain).then(() => this.#transport.release?.(drain));
@@ -380,7 +388,8 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
   /**
    * Calls `listener` once, when `close()` is called (at once if it was), before the runs have
    * settled: what feeds the balancer (an ingestion waiting on its source, a DNS watch) stops
-   * there. Returns the function that stops listening.
+   * there. Returns the function that stops listening. A listener that throws at `close()` does
+   * not stop it: its error is thrown again on a turn of its own (an uncaught exception).
    *
    * @example
    * const stop = balancer.onClose(() => consumer.pause());
@@ -388,6 +397,7 @@ export class Balancer<T = unknown, S = ShardSpec<T>> extends GuardedEmitter<Bala
    * stop();
    */
   onClose(listener: () => void): () => void {
+    checkFunction('listener', listener);
     if (this.closed) {
       listener();
       return () => {};
