@@ -1,4 +1,4 @@
-import type { Clock } from '../types.js';
+import type { Clock } from '../base/types.js';
 import type { ResolvedHealthOptions } from './options.js';
 import { type HealthRecord, WINDOW_SLICES } from './record.js';
 

@@ -4,10 +4,11 @@
  * logic here. `ingest`, `createWriteStream` and `stats` are the Balancer's, which uses the
  * transport's batch call and figures; the `HttpBalancer` type names what they take and give.
  */
-import { Balancer, type RunContext } from '../balancer.js';
+
+import type { ShardState } from '../base/types.js';
+import { Balancer, type RunContext } from '../core/balancer.js';
+import { type ComposedConstructor, composedName, withCalls } from '../core/transport.js';
 import type { IngestSummary, RecordSource, RecordWriteStream } from '../ingest/types.js';
-import { type ComposedConstructor, composedName, withCalls } from '../transport.js';
-import type { ShardState } from '../types.js';
 import type { WarmResult } from './connector.js';
 import type { HttpBalancerIngestOptions, HttpBalancerRecordOptions } from './ingest.js';
 import { type HttpSpec, httpTransport } from './transport.js';

@@ -5,9 +5,9 @@
  * string of the path.
  */
 
-import type { ShardwiseErrorClasses } from '../error-guard.js';
-import { brand, hasCode, isBranded, type ShardwiseErrorGuard } from '../errors.js';
-import { redactPairs, redactText, scrub } from '../redact.js';
+import { brand, hasCode, isBranded, type ShardwiseErrorGuard } from '../base/errors.js';
+import { redactPairs, redactText, scrub } from '../base/redact.js';
+import type { ShardwiseErrorClasses } from '../core/error-guard.js';
 
 const BODY_TOO_LARGE = Symbol.for('shardwise.http.bodyTooLarge');
 

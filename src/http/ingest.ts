@@ -5,7 +5,11 @@
  * `encode` function returns. A `failures(response, records)` reader turns a bulk API's per-record
  * report (Elasticsearch `_bulk`, Kinesis `PutRecords`) into records retried one by one.
  */
-import { ConfigError, messageOf } from '../errors.js';
+
+import type { RunContext } from '../admission/run.js';
+import { ConfigError, messageOf } from '../base/errors.js';
+import type { ShardState } from '../base/types.js';
+import { checkKnownKeys, checkObject, fn } from '../base/validate.js';
 import type { Batch } from '../ingest/batch.js';
 import { checkFailures } from '../ingest/failures.js';
 import { BATCH_DEFAULTS, COMMON_KEYS, checkKeyedPicker } from '../ingest/options.js';
@@ -28,15 +32,12 @@ import type {
   SingleIngestOptions,
   SingleRecordOptions,
 } from '../ingest/types.js';
-import type { RunContext } from '../run.js';
 import { BatchCompression } from '../transport/batch-compression.js';
 import {
   type Compressed,
   type CompressionOption,
   resolveCompression,
 } from '../transport/compression.js';
-import type { ShardState } from '../types.js';
-import { checkKnownKeys, checkObject, fn } from '../validate.js';
 import { HttpError } from './errors.js';
 import { batchExchange, checkHeaders, checkMethod, checkPath, type Exchange } from './exchange.js';
 import type { HeadersFn, HttpHeaders, HttpResponse, HttpTarget, SignHook } from './types.js';

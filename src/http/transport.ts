@@ -7,15 +7,13 @@
  * balancer attaches.
  */
 
-import { ConfigError } from '../errors.js';
-import type { MembershipHooks } from '../membership.js';
-import type { BalancerOptions } from '../options.js';
-import type { RunContext } from '../run.js';
-import { systemClock, wallClock } from '../runtime.js';
-import type { BalancerStats } from '../stats.js';
-import type { AttemptBody } from '../transport/body.js';
-import { type Compressor, resolveCompression } from '../transport/compression.js';
-import { TargetResources } from '../transport/targets.js';
+import type { RunContext } from '../admission/run.js';
+import { ConfigError } from '../base/errors.js';
+import { systemClock, wallClock } from '../base/runtime.js';
+import type { ShardSpec, ShardState } from '../base/types.js';
+import { bool } from '../base/validate.js';
+import type { MembershipHooks } from '../core/membership.js';
+import type { BalancerOptions } from '../core/options.js';
 import {
   type BatchCall,
   CALL_RUN_KEYS,
@@ -25,9 +23,11 @@ import {
   type Transport,
   type TransportCall,
   type TransportHost,
-} from '../transport.js';
-import type { ShardSpec, ShardState } from '../types.js';
-import { bool } from '../validate.js';
+} from '../core/transport.js';
+import type { BalancerStats } from '../load/stats.js';
+import type { AttemptBody } from '../transport/body.js';
+import { type Compressor, resolveCompression } from '../transport/compression.js';
+import { TargetResources } from '../transport/targets.js';
 import type { WarmResult } from './connector.js';
 import { checkRequestShape, type Exchange, exchangeOf, IDEMPOTENT_METHODS } from './exchange.js';
 import { httpPlan } from './ingest.js';

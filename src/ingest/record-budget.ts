@@ -7,8 +7,9 @@
  *
  * A batch deposits all its records in one call, so the cost is per batch, not per record.
  */
-import type { RetryBudgetOptions } from '../health/budget.js';
-import type { Clock } from '../types.js';
+
+import type { Clock } from '../base/types.js';
+import type { RetryBudgetOptions } from '../retry/budget.js';
 
 const BUCKETS = 10;
 

@@ -3,13 +3,13 @@
  * gets back. Types only: the implementations in this folder import them, never the reverse.
  */
 import type { Writable } from 'node:stream';
+import type { RunContext } from '../admission/run.js';
+import type { Clock, Key, Picker, RandomSource, ShardState, TransitBytes } from '../base/types.js';
 import type { DeadLetterOption } from '../dead-letters/types.js';
-import type { RetryBudgetOptions } from '../health/budget.js';
-import type { ResolvedRetryOptions, RetryOptions } from '../health/retry.js';
-import type { RunContext } from '../run.js';
+import type { RetryBudgetOptions } from '../retry/budget.js';
+import type { ResolvedRetryOptions, RetryOptions } from '../retry/options.js';
 import type { Checkpoint } from '../sources/checkpoint.js';
 import type { SourcePosition } from '../sources/position.js';
-import type { Clock, Key, Picker, RandomSource, ShardState, TransitBytes } from '../types.js';
 
 /**
  * The one door through which an ingestion reads its balancer beyond the public API: a symbol, so

@@ -1,6 +1,6 @@
-import { ConfigError } from '../errors.js';
-import { redactValue } from '../redact.js';
-import type { ShardState } from '../types.js';
+import { ConfigError } from '../base/errors.js';
+import { redactValue } from '../base/redact.js';
+import type { ShardState } from '../base/types.js';
 
 /**
  * A hard routing rule: label → allowed value(s). A shard satisfies it when, for every label, its

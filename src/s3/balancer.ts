@@ -4,9 +4,9 @@
  * `ingest`, `createWriteStream` and `stats` are the Balancer's, which uses the transport's batch
  * call; the `S3Balancer` type names what they take and give.
  */
-import { Balancer } from '../balancer.js';
+import { Balancer } from '../core/balancer.js';
+import { type ComposedConstructor, composedName, withCalls } from '../core/transport.js';
 import type { IngestSummary, RecordSource, RecordWriteStream } from '../ingest/types.js';
-import { type ComposedConstructor, composedName, withCalls } from '../transport.js';
 import type { S3BalancerIngestOptions, S3BalancerRecordOptions } from './ingest.js';
 import { type S3Spec, s3Transport } from './transport.js';
 import type {

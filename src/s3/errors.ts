@@ -4,8 +4,8 @@
  * copy of the package. They never hold credentials, request headers or bodies.
  */
 
-import type { ShardwiseErrorClasses } from '../error-guard.js';
-import { brand, hasCode, isBranded, type ShardwiseErrorGuard } from '../errors.js';
+import { brand, hasCode, isBranded, type ShardwiseErrorGuard } from '../base/errors.js';
+import type { ShardwiseErrorClasses } from '../core/error-guard.js';
 
 /** What an `S3Error` is told about the failed call. */
 export interface S3ErrorDetails {

@@ -7,7 +7,11 @@
  * starts (`seq` counts the batches of each shard from 0); every retry puts the same key, and a
  * name given twice fails the later batch instead of overwriting the earlier one's object.
  */
-import { ConfigError, messageOf } from '../errors.js';
+
+import type { RunContext } from '../admission/run.js';
+import { ConfigError, messageOf } from '../base/errors.js';
+import type { ShardState } from '../base/types.js';
+import { fn, positiveInt } from '../base/validate.js';
 import type { Batch } from '../ingest/batch.js';
 import { COMMON_KEYS, checkKeyedPicker } from '../ingest/options.js';
 import type { BatchSender } from '../ingest/sender.js';
@@ -28,15 +32,12 @@ import type {
   SingleIngestOptions,
   SingleRecordOptions,
 } from '../ingest/types.js';
-import type { RunContext } from '../run.js';
 import { BatchCompression } from '../transport/batch-compression.js';
 import {
   type Compressed,
   type CompressionOption,
   resolveCompression,
 } from '../transport/compression.js';
-import type { ShardState } from '../types.js';
-import { fn, positiveInt } from '../validate.js';
 import {
   checkHeaderText,
   checkKeyPath,

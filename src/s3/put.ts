@@ -5,8 +5,8 @@
  * apart from S3's answer, and S3's errors are classified for the balancer.
  */
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { provesNotSent } from '../health/retry.js';
-import type { RunContext } from '../run.js';
+import type { RunContext } from '../admission/run.js';
+import { provesNotSent } from '../retry/options.js';
 import { type AttemptBody, BodyFailed, bodyFailure, unlessBodyFails } from './body.js';
 import { withCallSignal } from './call-signal.js';
 import type { S3Target } from './types.js';

@@ -4,10 +4,11 @@
  * options of the run each call becomes. A mistake is a `ConfigError` naming the field, before any
  * attempt (counted in `stats().refused`).
  */
-import { ConfigError } from '../errors.js';
-import type { RunOptions } from '../run.js';
-import { CALL_RUN_KEYS, callRunOptions } from '../transport.js';
-import { checkKnownKeys, checkObject, nonNegativeInt, positiveInt } from '../validate.js';
+
+import type { RunOptions } from '../admission/run.js';
+import { ConfigError } from '../base/errors.js';
+import { checkKnownKeys, checkObject, nonNegativeInt, positiveInt } from '../base/validate.js';
+import { CALL_RUN_KEYS, callRunOptions } from '../core/transport.js';
 import { type PreparedBody, prepareBody } from './body.js';
 import {
   checkHeaderText,

@@ -6,19 +6,19 @@
  * the clients it built. It reaches the balancer only through the host the balancer attaches.
  */
 import type { S3Client } from '@aws-sdk/client-s3';
-import { provesNotSent } from '../health/retry.js';
-import type { MembershipHooks } from '../membership.js';
-import type { BalancerOptions } from '../options.js';
-import type { RunContext } from '../run.js';
-import { systemClock, wallClock } from '../runtime.js';
+import type { RunContext } from '../admission/run.js';
+import { systemClock, wallClock } from '../base/runtime.js';
+import type { ShardSpec, ShardState } from '../base/types.js';
+import type { MembershipHooks } from '../core/membership.js';
+import type { BalancerOptions } from '../core/options.js';
 import {
   type BatchCall,
   callThrough,
   type Transport,
   type TransportCall,
   type TransportHost,
-} from '../transport.js';
-import type { ShardSpec, ShardState } from '../types.js';
+} from '../core/transport.js';
+import { provesNotSent } from '../retry/options.js';
 import { attemptBody, type PreparedBody, streamConsumed } from './body.js';
 import { classifyS3Error, credentialSecrets, type S3CallInfo } from './classify.js';
 import { ownedClientFor } from './client.js';

@@ -4,8 +4,9 @@
  * the one put (`put.ts`); the rest is a multipart upload (`multipart.ts`), its stored parts
  * reported to the attempt's transit ledgers as they are stored.
  */
-import { ConfigError } from '../errors.js';
-import type { RunContext } from '../run.js';
+
+import type { RunContext } from '../admission/run.js';
+import { ConfigError } from '../base/errors.js';
 import { type AttemptBody, bodyFailure, nextUnless, type Part, partsOf } from './body.js';
 import { multipartUpload, type S3Upkeep } from './multipart.js';
 import { S3_LIMITS } from './options.js';

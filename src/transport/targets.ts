@@ -4,7 +4,7 @@
  * closes. It follows the membership through hooks, so the transport never overrides the
  * balancer's methods.
  */
-import type { MembershipHooks } from '../membership.js';
+import type { MembershipHooks } from '../core/membership.js';
 
 export class TargetResources<T, R> {
   readonly #open = new Map<T, R>();
