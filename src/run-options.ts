@@ -8,11 +8,10 @@ import {
   type RetryOptions,
   resolveRetryOptions,
 } from './health/retry.js';
-import { checkTimeout } from './options.js';
 import type { CompiledRequirement, Requirement } from './routing/requirement.js';
 import type { RunContext, RunOptions } from './run.js';
 import type { Key, ShardState } from './types.js';
-import { bool, checkKnownKeys, checkObject, nonNegativeInt } from './validate.js';
+import { bool, checkKnownKeys, checkObject, checkTimeout, nonNegativeInt } from './validate.js';
 
 const RUN_OPTION_KEYS = [
   'key',
