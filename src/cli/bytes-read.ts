@@ -4,7 +4,7 @@
  * file's position counts decompressed bytes, which its size on the disk does not tell; there the
  * compressed bytes read so far are the file descriptor's offset, which Linux shows in
  * `/proc/self/fdinfo` (the gunzip stream reads the file at its current offset); once the stream
- * has closed the file, it read it to the end. Where `/proc` is not to be had, a `.gz` file counts
+ * has closed a file it was seen reading, it read it to the end. Where `/proc` is not to be had, a `.gz` file counts
  * as unread until it is done, and the count says it is not exact.
  */
 import { existsSync, readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
@@ -27,6 +27,8 @@ export class BytesRead {
   readonly #real: (string | undefined)[];
   /** The descriptor last found reading a `.gz` file, by file index. */
   #fd: { index: number; fd: string } | undefined;
+  /** The `.gz` files whose descriptor was seen open. */
+  readonly #opened = new Set<number>();
   readonly #proc: boolean;
 
   constructor(files: readonly InputFile[], proc = existsSync('/proc/self/fdinfo')) {
@@ -60,9 +62,21 @@ export class BytesRead {
     if (!file.gzip) return { bytes: before + Math.min(position.offset, file.bytes), exact: true };
     if (!this.#proc || this.#real[index] === undefined) return { bytes: before, exact: false };
     let read = this.#gzipOffset(index);
-    // Not open: not yet (nothing taken from it), or closed once read to its end.
-    if (read === undefined) read = position.offset > 0 ? file.bytes : 0;
+    // Not open: not yet, or closed once read to its end.
+    if (read === undefined) read = this.#opened.has(index) ? file.bytes : 0;
+    else this.#opened.add(index);
     return { bytes: before + Math.min(read, file.bytes), exact: true };
+  }
+
+  /**
+   * The bytes a load resumed at `position` has read before it starts: a plain file's offset, but
+   * nothing of a `.gz` file (it is decompressed from its start again).
+   */
+  startingAt(position: SourcePosition): number {
+    const file = this.#files[position.fileIndex];
+    if (file === undefined) return this.total;
+    const before = this.#before[position.fileIndex]!;
+    return file.gzip ? before : before + Math.min(position.offset, file.bytes);
   }
 
   /** The read offset of the descriptor open on file `index`, from `/proc/self/fdinfo`. */

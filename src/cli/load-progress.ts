@@ -56,6 +56,8 @@ export class LoadProgress {
   #lastMs: number;
   #last = { settled: 0, bytes: 0 };
   #drawn = false;
+  /** The figures last given (the ingestion's heartbeat), drawn or not. */
+  #latest: LoadFigures | undefined;
 
   constructor(
     out: NodeJS.WritableStream,
@@ -81,6 +83,7 @@ export class LoadProgress {
 
   /** Draws if the interval has passed since the last line. */
   update(f: LoadFigures): void {
+    this.#latest = f;
     const every = this.#tty ? this.every.drawMs : this.every.logMs;
     if (f.nowMs - this.#lastMs < every) return;
     const p = f.progress;
@@ -96,8 +99,18 @@ export class LoadProgress {
     } else this.#out.write(`${wrap(this.logLine(f, rate, mb), '  ', 'clause')}\n`);
   }
 
-  /** Ends the redrawn line (before the summary is printed under it). */
-  finish(): void {
+  /**
+   * Ends the redrawn line (before the summary is printed under it), drawn once more with the
+   * last figures and the run's average rates.
+   */
+  finish(nowMs: number): void {
+    const f = this.#latest;
+    if (this.#drawn && f !== undefined) {
+      const p = f.progress;
+      const ms = nowMs - this.#startMs;
+      const rate = ((p.written + p.failed + p.uncertain) * 1000) / Math.max(1, ms);
+      this.#out.write(`\r\x1b[2K${this.terminalLine(f, rate, mbps(p.bytes, ms))}`);
+    }
     if (this.#drawn) this.#out.write('\n');
     this.#drawn = false;
   }

@@ -52,7 +52,7 @@ export async function runLoad(s: LoadSettings, io: CommandIo): Promise<number> {
   const from = await resumeFrom(s);
   const source = openSource(s, from);
   const bytesRead = new BytesRead(inputs);
-  const startBytes = from?.position === undefined ? 0 : bytesRead.at(from.position).bytes;
+  const startBytes = from?.position === undefined ? 0 : bytesRead.startingAt(from.position);
   const http = createHttpBalancer({
     origins: s.origins,
     picker: s.picker(),
@@ -147,7 +147,7 @@ export async function runLoad(s: LoadSettings, io: CommandIo): Promise<number> {
     } else end = { status: 'error', error: error.cause };
   } finally {
     stop.dispose();
-    progress.finish();
+    progress.finish(systemClock.now());
     await http.close().catch(() => {});
   }
   // A signal stops the load even once the files are read (the ingestion then ends without an

@@ -131,7 +131,7 @@ describe('shardwise ingest: usage errors exit 2 naming the flag', () => {
     );
   });
 
-  it('refuses a checkpoint that is corrupt, or that another load saved', async () => {
+  it('refuses a checkpoint that is corrupt, that another load saved, or whose file changed', async () => {
     const corrupt = join(dir, 'corrupt.ckpt');
     writeFileSync(corrupt, '{"version":1,"posit');
     const bad = await runCli(['ingest', file, '--to', TO, '--checkpoint', corrupt]);
@@ -156,6 +156,24 @@ describe('shardwise ingest: usage errors exit 2 naming the flag', () => {
     expect(unwrap(foreign.err)).toContain(
       `--checkpoint ${other} was saved by a load of other files`,
     );
+    // The same file, changed since: the position no longer ends a line.
+    const changed = join(dir, 'changed.ckpt');
+    writeFileSync(
+      changed,
+      JSON.stringify({
+        version: 1,
+        position: { file, fileIndex: 0, offset: 7, line: 1 },
+        records: 1,
+        written: 1,
+        failed: 0,
+        uncertain: 0,
+        savedAt: new Date(0).toISOString(),
+        files: [file],
+      }),
+    );
+    const moved = await runCli(['ingest', file, '--to', TO, '--checkpoint', changed]);
+    expect(moved.code).toBe(2);
+    expect(unwrap(moved.err)).toContain(`--checkpoint ${changed} does not fit the files`);
   });
 
   it('refuses a dead-letter file that cannot be opened, before any record is sent', async () => {

@@ -186,6 +186,9 @@ describe('BytesRead', () => {
       if (n === 150) expect(at.bytes).toBe(files[0]!.bytes + Math.round(files[1]!.bytes / 4));
     }
     expect(read.at(iterator[SOURCE_POSITION]()).bytes).toBe(read.total);
+    expect(read.startingAt({ file: b, fileIndex: 1, offset: 100, line: 2 })).toBe(
+      files[0]!.bytes + 100,
+    );
   });
 
   it.runIf(process.platform === 'linux')(
@@ -213,6 +216,8 @@ describe('BytesRead', () => {
       expect(seen).toEqual([...seen].sort((x, y) => x - y));
       expect(seen[0]!).toBeLessThan(bytes);
       expect(seen.at(-1)).toBe(bytes);
+      // A resume decompresses a .gz file from its start: none of it is read before.
+      expect(read.startingAt({ file: gz, fileIndex: 0, offset: 5_000, line: 50 })).toBe(0);
       const off = new BytesRead([{ path: gz, bytes, gzip: true }], false);
       expect(off.at({ file: gz, fileIndex: 0, offset: 10, line: 1 })).toEqual({
         bytes: 0,
