@@ -8,6 +8,7 @@ import { resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { toTarget } from '../http/options.js';
 import { checkHeaders, checkPath } from '../http/request-checks.js';
+import { type CompressionOption, resolveCompression } from '../transport/compression.js';
 import type { Picker } from '../types.js';
 import { type FlagSpec, parseArgs, UsageError } from './args.js';
 import { keyField } from './key-field.js';
@@ -29,6 +30,8 @@ export interface LoadSettings {
   pickerName: string;
   batch: { maxRecords: number; maxBytes: number; lingerMs: number };
   headers: Record<string, string>;
+  /** `--compression`: each request body's codec (and level), if any. */
+  compression: CompressionOption | undefined;
   timeoutMs: number | undefined;
   deliveryTimeoutMs: number | undefined;
   checkpoint: { path: string; everyMs: number } | undefined;
@@ -49,6 +52,7 @@ export const LOAD_FLAGS: Record<string, FlagSpec> = {
   'batch-bytes': { type: 'int', min: 1, max: 1 << 30 },
   linger: { type: 'int', min: 0, max: 60_000 },
   header: { type: 'strings' },
+  compression: { type: 'string' },
   timeout: { type: 'int', min: 1, max: DAY_MS },
   'delivery-timeout': { type: 'int', min: 1, max: 7 * DAY_MS },
   checkpoint: { type: 'string' },
@@ -74,6 +78,9 @@ const FLAGS_HELP = `  --to URL[,URL…]        the shards: origins (http://host:
   --batch-bytes N        bytes per request at most (default 1048576)
   --linger MS            how long a batch waits to fill (default 50)
   --header 'NAME: VALUE' a request header; repeatable (never printed)
+  --compression CODEC[:LEVEL]
+                         compress each request body: gzip, zstd or br
+                         (zstd needs @mongodb-js/zstd installed)
   --timeout MS           bound on one request (default 60000)
   --delivery-timeout MS  how long a record may wait in all, retries and
                          push-back included (default 120000)
@@ -173,6 +180,7 @@ export function loadSettings(command: LoadCommand, argv: string[]): LoadSettings
       lingerMs: (flags.linger as number | undefined) ?? 50,
     },
     headers: checkHeaderFlags((flags.header as string[] | undefined) ?? []),
+    compression: compressionFlag(flags.compression as string | undefined),
     timeoutMs: flags.timeout as number | undefined,
     deliveryTimeoutMs: flags['delivery-timeout'] as number | undefined,
     checkpoint:
@@ -188,6 +196,23 @@ export function loadSettings(command: LoadCommand, argv: string[]): LoadSettings
   };
   checkDistinctFiles(settings, inputs);
   return settings;
+}
+
+/** `--compression gzip` or `zstd:3`: checked as the `compression` option is. */
+function compressionFlag(flag: string | undefined): CompressionOption | undefined {
+  if (flag === undefined) return undefined;
+  const [codec = '', level, extra] = flag.split(':');
+  const option = level === undefined ? codec : { codec, level: Number(level) };
+  if (extra !== undefined || (level !== undefined && !/^-?\d+$/.test(level))) {
+    throw new UsageError(`--compression must be CODEC or CODEC:LEVEL (zstd:3), got "${flag}"`);
+  }
+  try {
+    resolveCompression('--compression', option);
+  } catch (error) {
+    if (error instanceof ConfigError) throw new UsageError(error.message.replace(/`/g, ''));
+    throw error;
+  }
+  return option as CompressionOption;
 }
 
 function nonEmpty(flag: string, path: string): string {

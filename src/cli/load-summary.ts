@@ -62,6 +62,7 @@ export function jsonSummary(r: LoadReport): string {
     retries: s.retries,
     batches: s.batches,
     bytes: s.bytes,
+    transit: { ...s.transit },
     durationMs: Math.round(r.durationMs),
     recordsPerSecond: Math.round(s.written / Math.max(1e-3, seconds)),
     perShard: Object.fromEntries(r.origins.map((id) => [id, s.perShard[id] ?? 0])),
@@ -105,6 +106,12 @@ export function textSummary(r: LoadReport): string {
   const figure = (label: string, n: number, note = '') =>
     `${label.padEnd(12)}${count(n).padStart(11)}${note === '' ? '' : `  ${note}`}`;
   lines.push(figure('written', s.written, `${count(rate)} records/s, ${mb} MB/s`));
+  if (s.transit.wire !== s.transit.raw && s.transit.raw > 0) {
+    const ratio = (s.transit.wire / s.transit.raw).toFixed(3);
+    lines.push(
+      figure('sent bytes', s.transit.wire, `${ratio}x of ${count(s.transit.raw)} (compressed)`),
+    );
+  }
   lines.push(figure('failed', s.failed - r.unsent));
   lines.push(
     figure('uncertain', s.uncertain, s.uncertain > 0 ? 'sent, no answer: may be stored' : ''),

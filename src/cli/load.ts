@@ -99,6 +99,7 @@ export async function runLoad(s: LoadSettings, io: CommandIo): Promise<number> {
   const options: HttpIngestOptions<unknown> = {
     path: s.path,
     headers: s.headers,
+    ...(s.compression === undefined ? {} : { compression: s.compression }),
     // Only the bytes each record is sent as are kept: a failed one is given back from them (a
     // line as the same line), which holds less and collects less garbage at high rates.
     batch: { ...s.batch, keepRecords: false },

@@ -53,6 +53,9 @@ describe('shardwise ingest: usage errors exit 2 naming the flag', () => {
       '--key routes records by a field: it needs a consistent-hash picker',
     ],
     [['ingest', 'FILE', '--to', TO, '--key', 'a..b'], '--key must name a field'],
+    [['ingest', 'FILE', '--to', TO, '--compression', 'lz4'], '--compression'],
+    [['ingest', 'FILE', '--to', TO, '--compression', 'gzip:x'], '--compression must be CODEC'],
+    [['ingest', 'FILE', '--to', TO, '--compression', 'gzip:99'], '--compression'],
     [
       ['ingest', 'FILE', '--to', TO, '--dead-letter-uncertain'],
       '--dead-letter-uncertain needs --dead-letter',

@@ -44,6 +44,34 @@ async function deadLetterEntries(path: string) {
 const sorted = (values: readonly string[]) => [...values].sort();
 
 describe('shardwise ingest', () => {
+  it('--compression gzip:6 sends each body gzipped; --json tells the bytes before and as sent', async () => {
+    shards = await startLineShards(2);
+    const file = join(dir, 'in.jsonl');
+    const lines = writeLines(file, 0, 4000);
+    const ran = await runCli([
+      'ingest',
+      file,
+      '--to',
+      shards.origins.join(','),
+      '--compression',
+      'gzip:6',
+      '--json',
+    ]);
+    expect(ran.code).toBe(0);
+    expect(sorted(shards.lines())).toEqual(sorted(lines));
+    const requests = shards.taken.flat();
+    expect(requests.length).toBeGreaterThan(0);
+    for (const r of requests) expect(r.headers['content-encoding']).toBe('gzip');
+    const wire = requests.reduce((n, r) => n + r.wireBytes, 0);
+    const summary = JSON.parse(ran.out);
+    expect(summary.transit.wire).toBe(wire);
+    expect(summary.transit.raw).toBe(lines.reduce((n, l) => n + l.length + 1, 0));
+    expect(summary.transit.wire).toBeLessThan(summary.transit.raw / 3);
+    const text = await runCli(['ingest', file, '--to', shards.origins[0]!, '--compression', 'br']);
+    expect(text.code).toBe(0);
+    expect(text.out).toMatch(/sent bytes .*x of .*\(compressed\)/);
+  });
+
   it('sends several files in order, .gz among them, the lines untouched: exit 0 and --json', async () => {
     shards = await startLineShards(3);
     const a = join(dir, 'a.jsonl');
@@ -88,6 +116,7 @@ describe('shardwise ingest', () => {
       'retries',
       'batches',
       'bytes',
+      'transit',
       'durationMs',
       'recordsPerSecond',
       'perShard',

@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
-import { gzipSync } from 'node:zlib';
+import { brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import { main } from '../../src/cli/main.js';
 
 /** What a command run printed, and how it ended. */
@@ -72,6 +72,8 @@ export function writeLines(
 export interface Taken {
   lines: string[];
   headers: IncomingHttpHeaders;
+  /** The body's length as it came (compressed, when it was). */
+  wireBytes: number;
 }
 
 /** Shards on 127.0.0.1 that store every NDJSON line they are sent. */
@@ -109,7 +111,15 @@ export async function startLineShards(count: number): Promise<LineShards> {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        const lines = Buffer.concat(chunks).toString('utf8').split('\n');
+        const body = Buffer.concat(chunks);
+        const encoding = req.headers['content-encoding'];
+        const decoded =
+          encoding === 'gzip'
+            ? gunzipSync(body)
+            : encoding === 'br'
+              ? brotliDecompressSync(body)
+              : body;
+        const lines = decoded.toString('utf8').split('\n');
         if (lines.at(-1) === '') lines.pop();
         if (hanging) {
           hung.push(() => res.destroy());
@@ -120,7 +130,7 @@ export async function startLineShards(count: number): Promise<LineShards> {
           return;
         }
         const store = () => {
-          taken[i]!.push({ lines, headers: req.headers });
+          taken[i]!.push({ lines, headers: req.headers, wireBytes: body.length });
           stored += lines.length;
           for (const w of [...waiters]) {
             if (stored >= w.n) {

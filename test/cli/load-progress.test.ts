@@ -28,6 +28,7 @@ function progressOf(
     uncertain: 1,
     resent: 0,
     bytes: 5_000_000,
+    transit: { raw: 5_000_000, wire: 5_000_000, received: 0 },
     retries: 3,
     batches: 10,
     held: 700,

@@ -191,6 +191,7 @@ describe('a load prints within 80 columns', () => {
         uncertain: 678,
         resent: 9,
         bytes: 10 ** 12,
+        transit: { raw: 10 ** 12, wire: 10 ** 12, received: 0 },
         retries: 123_456,
         batches: 1,
         held: 100_000,
