@@ -13,13 +13,13 @@
  * Run: node --expose-gc --import tsx bench/hashing.bench.ts [lookup|balance|movement|build]
  */
 import HashRing from 'hashring';
+import type { Picker, PickRequest, ShardState } from '../src/base/types.js';
 import {
   type ConsistentHashPicker,
   consistentHash,
   type HashAlgorithm,
 } from '../src/pickers/hashing/index.js';
 import { ConsistentHash } from '../src/pickers/hashing/picker.js';
-import type { Picker, PickRequest, ShardState } from '../src/types.js';
 import { collectGarbage, fmt, goal, median, nowNs, printHeader, printTable, ratio } from './lib.js';
 import { BaselineRing } from './ring-baseline.js';
 

@@ -7,8 +7,9 @@
  *
  * Run: node --expose-gc --import tsx bench/input-checks.bench.ts   (or npm run bench input-checks)
  */
+
+import { checkObject } from '../src/base/validate.js';
 import { Balancer, p2c } from '../src/index.js';
-import { checkObject } from '../src/validate.js';
 import { fmt, median, nowNs, printHeader, printTable, ratio } from './lib.js';
 
 const CALLS = 1_000_000;

@@ -5,10 +5,11 @@
  * every key exactly where the current ring does (the bench checks), so the difference in time is
  * the lookup alone.
  */
+
+import type { Key, ShardState } from '../src/base/types.js';
 import { murmur3_32 } from '../src/hash/murmur3.js';
 import type { Gate } from '../src/pickers/hashing/bounded.js';
 import { type HashOrder, idBytes, KEY_SEED } from '../src/pickers/hashing/order.js';
-import type { Key, ShardState } from '../src/types.js';
 
 const RANK_SCALE = 2 ** 20;
 

@@ -9,10 +9,11 @@
  *
  * Run: node --expose-gc --import tsx bench/weighted-caps.bench.ts   (or npm run bench weighted-caps)
  */
+
+import type { Picker } from '../src/base/types.js';
 import type { ConcurrencyLimit } from '../src/limits/index.js';
 import { leastInFlight, p2c, peakEwma, roundRobin } from '../src/pickers/index.js';
 import { simulate } from '../src/testing/index.js';
-import type { Picker } from '../src/types.js';
 import { fmt, goal, printHeader, printTable, ratio } from './lib.js';
 
 const WEIGHTS = [2, 1, 1, 1];

@@ -2,21 +2,7 @@
  * shardwise — client-side load balancing for data ingestion.
  * The core: no transport is imported here (see `shardwise/http`, `shardwise/s3`).
  */
-export {
-  Balancer,
-  type BalancerExtension,
-  type BalancerStats,
-  type DisplacedCounts,
-  QUEUE_CEILING_FACTOR,
-  type RunContext,
-  type RunFn,
-  type RunOptions,
-  type ShardStats,
-  type WrapOptions,
-} from './balancer.js';
-export { DeadLetterError } from './dead-letters/error.js';
-export type { DeadLetterOption } from './dead-letters/types.js';
-export { isShardwiseError, type ShardwiseErrorClasses } from './error-guard.js';
+
 export {
   type AttemptRecord,
   BalancerClosedError,
@@ -38,12 +24,30 @@ export {
   TimeoutError,
   type UnavailableReason,
   UncertainWriteError,
-} from './errors.js';
-export type * from './events.js';
+} from './base/errors.js';
+export type * from './base/events.js';
+export { systemClock } from './base/runtime.js';
+export type * from './base/types.js';
+export { MAX_DURATION_MS } from './base/validate.js';
+export {
+  Balancer,
+  type BalancerExtension,
+  type BalancerStats,
+  type DisplacedCounts,
+  QUEUE_CEILING_FACTOR,
+  type RunContext,
+  type RunFn,
+  type RunOptions,
+  type ShardStats,
+  type WrapOptions,
+} from './core/balancer.js';
+export { isShardwiseError, type ShardwiseErrorClasses } from './core/error-guard.js';
+export type { MembershipHooks } from './core/membership.js';
+export { type BalancerOptions, MAX_WEIGHT } from './core/options.js';
+export { DeadLetterError } from './dead-letters/error.js';
+export type { DeadLetterOption } from './dead-letters/types.js';
 export * from './hash/index.js';
-export type { RetryBudgetOptions } from './health/budget.js';
 export type { HealthOptions } from './health/options.js';
-export { defaultRetryable, provesNotSent, type RetryOptions } from './health/retry.js';
 export {
   BATCH_DEFAULTS,
   type BatchContext,
@@ -77,14 +81,11 @@ export type {
 } from './ingest/types.js';
 export * from './limits/index.js';
 export { PeakEwma } from './load/ewma.js';
-export type { MembershipHooks } from './membership.js';
-export { type BalancerOptions, MAX_WEIGHT } from './options.js';
 export * from './pickers/hashing/index.js';
 export * from './pickers/index.js';
+export type { RetryBudgetOptions } from './retry/budget.js';
+export { defaultRetryable, provesNotSent, type RetryOptions } from './retry/options.js';
 export type { Requirement } from './routing/requirement.js';
-export { systemClock } from './runtime.js';
 export type { Checkpoint } from './sources/checkpoint.js';
 export { CheckpointError, SourceError } from './sources/errors.js';
 export type { SourcePosition } from './sources/position.js';
-export type * from './types.js';
-export { MAX_DURATION_MS } from './validate.js';

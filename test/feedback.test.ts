@@ -4,12 +4,12 @@
  * is done; it calls nobody back.
  */
 import { describe, expect, it } from 'vitest';
-import { PushBackError } from '../src/errors.js';
-import { Feedback } from '../src/feedback.js';
+import { PushBackError } from '../src/base/errors.js';
 import { resolveHealthOptions } from '../src/health/options.js';
 import { OutlierDetector } from '../src/health/outlier.js';
 import { aimd } from '../src/limits/index.js';
-import { Shard } from '../src/shard.js';
+import { Feedback } from '../src/load/feedback.js';
+import { Shard } from '../src/load/shard.js';
 import { ManualClock } from '../src/testing/index.js';
 
 function setup(limit: number | ReturnType<ReturnType<typeof aimd>> = 4) {

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { resolveRetryOptions } from '../src/health/retry.js';
 import {
   type BalancerOptions,
   RetriesExhaustedError,
   type RetryEvent,
   roundRobin,
 } from '../src/index.js';
-import { decideRetry } from '../src/retry-policy.js';
+import { resolveRetryOptions } from '../src/retry/options.js';
+import { decideRetry } from '../src/retry/policy.js';
 import { failAfter, flush, makeBalancer, tick, track } from './helpers.js';
 
 function make(options: Partial<BalancerOptions<string>> = {}, ids = ['a', 'b', 'c']) {

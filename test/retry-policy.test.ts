@@ -3,9 +3,9 @@
  * the run's options and the budget, so each row is one exact outcome.
  */
 import { describe, expect, it } from 'vitest';
-import { PushBackError } from '../src/errors.js';
-import { type ResolvedRetryOptions, resolveRetryOptions } from '../src/health/retry.js';
-import { decideRetry, type RetryDecision, type RetryInput } from '../src/retry-policy.js';
+import { PushBackError } from '../src/base/errors.js';
+import { type ResolvedRetryOptions, resolveRetryOptions } from '../src/retry/options.js';
+import { decideRetry, type RetryDecision, type RetryInput } from '../src/retry/policy.js';
 
 const retry = resolveRetryOptions({
   attempts: 3,

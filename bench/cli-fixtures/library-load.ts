@@ -11,8 +11,9 @@
  * routed by `tenant` read with JSON.parse, consistent hashing), `read` (readJsonl strings),
  * `parse` (readJsonl with parse: true).
  */
+
+import { systemClock } from '../../src/base/runtime.js';
 import { consistentHash, createHttpBalancer } from '../../src/http/index.js';
-import { systemClock } from '../../src/runtime.js';
 import { readJsonl } from '../../src/sources/index.js';
 
 const [mode, file, origins] = process.argv.slice(2) as [string, string, string | undefined];

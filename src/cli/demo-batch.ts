@@ -4,9 +4,10 @@
  * the other passes (one answers 503 for a while, one turns slow), then checked against what the
  * shards received: a record neither received nor reported failed is lost.
  */
+
+import { systemClock } from '../base/runtime.js';
+import type { Picker } from '../base/types.js';
 import { createHttpBalancer } from '../http/index.js';
-import { systemClock } from '../runtime.js';
-import type { Picker } from '../types.js';
 import type { PassSetting } from './demo-pass.js';
 import { Progress } from './progress.js';
 

@@ -3,10 +3,11 @@
  * picker, while the shards misbehave on cue (one fails for a while, one turns slow), then checked
  * against what the shards received: a record neither received nor reported failed is lost.
  */
+
+import { systemClock } from '../base/runtime.js';
+import type { Picker } from '../base/types.js';
 import { createHttpBalancer } from '../http/index.js';
-import { systemClock } from '../runtime.js';
 import { quantile } from '../testing/summary.js';
-import type { Picker } from '../types.js';
 import type { Row } from './demo-report.js';
 import type { DemoShards } from './demo-shards.js';
 import { Progress } from './progress.js';

@@ -5,11 +5,11 @@
  * no message says them.
  */
 import { resolve } from 'node:path';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../base/errors.js';
+import type { Picker } from '../base/types.js';
 import { toTarget } from '../http/options.js';
 import { checkHeaders, checkPath } from '../http/request-checks.js';
 import { type CompressionOption, resolveCompression } from '../transport/compression.js';
-import type { Picker } from '../types.js';
 import { type FlagSpec, parseArgs, UsageError } from './args.js';
 import { keyField } from './key-field.js';
 import { pickerFactory, pickerList } from './pickers.js';

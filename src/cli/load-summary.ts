@@ -4,9 +4,9 @@
  * for a script (`--json`). Its exit code too: 0 every record written, 1 some failed or are
  * uncertain (or the load stopped on an error), 3 stopped by a signal.
  */
-import { messageOf } from '../errors.js';
+import { messageOf } from '../base/errors.js';
+import { redactText } from '../base/redact.js';
 import type { IngestSummary } from '../ingest/types.js';
-import { redactText } from '../redact.js';
 import type { Checkpoint } from '../sources/checkpoint.js';
 import type { LoadCommand } from './ingest-args.js';
 import { wrap } from './wrap.js';

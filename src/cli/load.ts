@@ -5,13 +5,13 @@
  * then one at once), and the summary printed. Resolves with the exit code.
  */
 import { stat } from 'node:fs/promises';
+import { ConfigError, isShardwiseError, messageOf } from '../base/errors.js';
+import { systemClock } from '../base/runtime.js';
 import { readDeadLetters } from '../dead-letters/read.js';
-import { ConfigError, isShardwiseError, messageOf } from '../errors.js';
 import { createHttpBalancer } from '../http/index.js';
 import type { HttpIngestOptions } from '../http/ingest.js';
 import { IngestError } from '../ingest/errors.js';
 import type { IngestSummary } from '../ingest/types.js';
-import { systemClock } from '../runtime.js';
 import { type Checkpoint, loadCheckpoint } from '../sources/checkpoint.js';
 import { readJsonl } from '../sources/jsonl.js';
 import { type PositionedSource, SOURCE_POSITION } from '../sources/position.js';

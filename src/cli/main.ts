@@ -6,7 +6,7 @@
  */
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { isShardwiseError } from '../errors.js';
+import { isShardwiseError } from '../base/errors.js';
 import { UsageError } from './args.js';
 import { DEMO_HELP, demo } from './demo.js';
 import { ingestCommand } from './ingest.js';

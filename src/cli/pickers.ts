@@ -3,6 +3,8 @@
  * simulated or demo shard reports its load), each known by its own `name` (the name it reports in
  * stats and events), so what the CLI prints is what it accepts.
  */
+
+import type { Picker } from '../base/types.js';
 import { consistentHash } from '../pickers/hashing/index.js';
 import { leastInFlight } from '../pickers/least-in-flight.js';
 import { p2c } from '../pickers/p2c.js';
@@ -10,7 +12,6 @@ import { peakEwma } from '../pickers/peak-ewma.js';
 import { random } from '../pickers/random.js';
 import { roundRobin } from '../pickers/round-robin.js';
 import { weightedRoundRobin } from '../pickers/weighted-round-robin.js';
-import type { Picker } from '../types.js';
 import { UsageError } from './args.js';
 
 const FACTORIES: readonly (() => Picker)[] = [

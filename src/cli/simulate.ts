@@ -5,7 +5,7 @@
  */
 import { accessSync, constants, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { isShardwiseError } from '../errors.js';
+import { isShardwiseError } from '../base/errors.js';
 import {
   constant,
   type Distribution,

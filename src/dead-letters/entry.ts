@@ -4,8 +4,8 @@
  * JSONL line is resent untouched), bytes come back as a `Buffer`, anything else is its JSON — and
  * the error is reduced through the redaction module, so the file holds no credential.
  */
-import { isShardwiseError } from '../errors.js';
-import { reduceError } from '../redact.js';
+import { isShardwiseError } from '../base/errors.js';
+import { reduceError } from '../base/redact.js';
 
 /** How a record ended: `failed` (known not stored) or `uncertain` (sent, no answer came). */
 export type DeadLetterOutcomeKind = 'failed' | 'uncertain';

@@ -2,8 +2,8 @@
  * The error of the dead letters. Branded like every shardwise error, so `instanceof` and
  * `isShardwiseError` hold across two copies of the package.
  */
-import { brand, hasCode, messageOf } from '../errors.js';
-import { redactText } from '../redact.js';
+import { brand, hasCode, messageOf } from '../base/errors.js';
+import { redactText } from '../base/redact.js';
 
 /**
  * A dead letter could not be kept: the file could not be opened, written or `fsync`ed, a record

@@ -5,11 +5,9 @@
  * once its line is on the disk.
  */
 import { dirname } from 'node:path';
-import { ConfigError } from '../errors.js';
-import { systemClock, wallClock } from '../runtime.js';
-import { syncDirectory } from '../sources/atomic-file.js';
-import { type DurableFile, type DurableFs, nodeFs } from '../sources/file-system.js';
-import type { Clock } from '../types.js';
+import { ConfigError } from '../base/errors.js';
+import { systemClock, wallClock } from '../base/runtime.js';
+import type { Clock } from '../base/types.js';
 import {
   checkKnownKeys,
   checkObject,
@@ -17,7 +15,9 @@ import {
   duration,
   fn,
   positiveInt,
-} from '../validate.js';
+} from '../base/validate.js';
+import { syncDirectory } from '../sources/atomic-file.js';
+import { type DurableFile, type DurableFs, nodeFs } from '../sources/file-system.js';
 import { type DeadLetter, ErrorInfoMemo, encodeLine } from './entry.js';
 import { DeadLetterError } from './error.js';
 import type { DeadLetterSink } from './types.js';

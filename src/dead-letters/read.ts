@@ -4,10 +4,11 @@
  * it reports positions, so a replay can checkpoint and resume too, and a line that is not a dead
  * letter leaves the position before it.
  */
+
+import { checkKnownKeys, checkObject } from '../base/validate.js';
 import type { Checkpoint } from '../sources/checkpoint.js';
 import { readLines } from '../sources/jsonl.js';
 import type { PositionedSource, SourcePosition } from '../sources/position.js';
-import { checkKnownKeys, checkObject } from '../validate.js';
 import { type DeadLetterEntry, decodeLine } from './entry.js';
 
 /** Options of {@link readDeadLetters}. */

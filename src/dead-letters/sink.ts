@@ -2,11 +2,11 @@
  * The `deadLetter` option made into a sink: a file opened to append, or the caller's own
  * `{ write(record, outcome) }` adapted to the same interface — so the ingestion drives one thing.
  */
-import { ConfigError } from '../errors.js';
-import { wallClock } from '../runtime.js';
+import { ConfigError } from '../base/errors.js';
+import { wallClock } from '../base/runtime.js';
+import type { Clock } from '../base/types.js';
+import { checkKnownKeys, checkObjectLike, duration, positiveInt } from '../base/validate.js';
 import type { DurableFs } from '../sources/file-system.js';
-import type { Clock } from '../types.js';
-import { checkKnownKeys, checkObjectLike, duration, positiveInt } from '../validate.js';
 import { type DeadLetter, ErrorInfoMemo } from './entry.js';
 import { DeadLetterError } from './error.js';
 import { DeadLetterFile } from './file.js';

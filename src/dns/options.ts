@@ -1,5 +1,5 @@
-import { ConfigError } from '../errors.js';
-import { MAX_TIMER_STEP_MS } from '../runtime.js';
+import { ConfigError } from '../base/errors.js';
+import { MAX_TIMER_STEP_MS } from '../base/runtime.js';
 import {
   checkKnownKeys,
   checkObject,
@@ -8,7 +8,7 @@ import {
   oneOf,
   orDefault,
   positiveInt,
-} from '../validate.js';
+} from '../base/validate.js';
 
 /**
  * Options of {@link watchDns}: what to resolve (`hostname` or `srv`, one of them), how a record

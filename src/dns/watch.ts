@@ -1,8 +1,8 @@
 import { Resolver } from 'node:dns/promises';
-import { GuardedEmitter } from '../callbacks.js';
-import { ConfigError } from '../errors.js';
+import { GuardedEmitter } from '../base/callbacks.js';
+import { ConfigError } from '../base/errors.js';
+import type { Clock, RandomSource, ShardSpec, ShardState } from '../base/types.js';
 import { ON_CLOSE } from '../ingest/types.js';
-import type { Clock, RandomSource, ShardSpec, ShardState } from '../types.js';
 import { type DnsWatchOptions, type ResolvedDnsOptions, resolveDnsOptions } from './options.js';
 import { type DnsRecord, type KnownHosts, type Resolution, resolveShards } from './resolve.js';
 

@@ -1,4 +1,4 @@
-import type { Key } from '../types.js';
+import type { Key } from '../base/types.js';
 import { encodeUtf8, utf8Scratch } from './utf8.js';
 
 /**

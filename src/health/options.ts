@@ -1,4 +1,10 @@
-import { checkKnownKeys, checkPlainObject, duration, inRange, positiveInt } from '../validate.js';
+import {
+  checkKnownKeys,
+  checkPlainObject,
+  duration,
+  inRange,
+  positiveInt,
+} from '../base/validate.js';
 
 /** Outlier ejection and panic mode (Envoy-style). Percentages are 0–100. */
 export interface HealthOptions {

@@ -6,8 +6,8 @@
  * function or the hook are secrets: the attempt keeps them for scrubbing a shard's echo, and
  * nothing else holds them.
  */
-import { ConfigError } from '../errors.js';
-import type { ShardState } from '../types.js';
+import { ConfigError } from '../base/errors.js';
+import type { ShardState } from '../base/types.js';
 import { checkHeaders } from './request-checks.js';
 import type { HeadersFn, HttpHeaders, HttpTarget, SignHook, SignRequest } from './types.js';
 

@@ -1,5 +1,9 @@
-import { Balancer, type RunContext, type RunOptions } from '../balancer.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../base/errors.js';
+import { systemClock, wallClock } from '../base/runtime.js';
+import type { ShardSpec, ShardState } from '../base/types.js';
+import { bool } from '../base/validate.js';
+import { Balancer, type RunContext, type RunOptions } from '../core/balancer.js';
+import type { MembershipHooks } from '../core/membership.js';
 import { buildsItsOwnCalls } from '../ingest/transport-plan.js';
 import type {
   IngestOptions,
@@ -8,13 +12,9 @@ import type {
   RecordSource,
   RecordWriteStream,
 } from '../ingest/types.js';
-import type { MembershipHooks } from '../membership.js';
-import { systemClock, wallClock } from '../runtime.js';
 import type { AttemptBody } from '../transport/body.js';
 import { type Compressor, resolveCompression } from '../transport/compression.js';
 import { TargetResources } from '../transport/targets.js';
-import type { ShardSpec, ShardState } from '../types.js';
-import { bool } from '../validate.js';
 import type { WarmResult } from './connector.js';
 import {
   checkRequestShape,

@@ -1,4 +1,4 @@
-import { CONNECT_ERROR_CODES } from '../health/retry.js';
+import { CONNECT_ERROR_CODES } from '../retry/options.js';
 import { adviseMs, pushBackError } from '../transport/push-back.js';
 import { HttpError, pathWithoutQuery } from './errors.js';
 

@@ -1,13 +1,13 @@
 /**
- * Errors of the HTTP transport, branded like the core's (`src/errors.ts`): a stable `code`, a
+ * Errors of the HTTP transport, branded like the core's (`src/base/errors.ts`): a stable `code`, a
  * `name`, and a `Symbol.for('shardwise.error')` brand that `isShardwiseError` recognises from any
  * copy of the package. They never hold request headers (credentials live there), nor the query
  * string of the path.
  */
 
-import type { ShardwiseErrorClasses } from '../error-guard.js';
-import { brand, hasCode, isBranded, type ShardwiseErrorGuard } from '../errors.js';
-import { redactPairs, redactText, scrub } from '../redact.js';
+import { brand, hasCode, isBranded, type ShardwiseErrorGuard } from '../base/errors.js';
+import { redactPairs, redactText, scrub } from '../base/redact.js';
+import type { ShardwiseErrorClasses } from '../core/error-guard.js';
 
 const BODY_TOO_LARGE = Symbol.for('shardwise.http.bodyTooLarge');
 

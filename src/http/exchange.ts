@@ -3,13 +3,14 @@
  * attempt), and its body sorted into a replayable kind. Request-shape mistakes are
  * `ConfigError`s that never echo a header value or a query string.
  */
-import { ConfigError } from '../errors.js';
-import { bodySecrets, requestSecrets } from '../redact.js';
-import type { RunContext } from '../run.js';
+
+import type { RunContext } from '../admission/run.js';
+import { ConfigError } from '../base/errors.js';
+import { bodySecrets, requestSecrets } from '../base/redact.js';
+import type { ShardState } from '../base/types.js';
+import { checkKnownKeys, checkObject, fn } from '../base/validate.js';
 import { type AttemptBody, bodyOfAttempt, type Replayable, replayable } from '../transport/body.js';
 import type { Compressed } from '../transport/compression.js';
-import type { ShardState } from '../types.js';
-import { checkKnownKeys, checkObject, fn } from '../validate.js';
 import { HeaderSource, withEncoding } from './attempt-headers.js';
 import { checkHeaders, checkMethod, checkPath } from './request-checks.js';
 import type {

@@ -5,7 +5,8 @@
  * `encode` function returns. A `failures(response, records)` reader turns a bulk API's per-record
  * report (Elasticsearch `_bulk`, Kinesis `PutRecords`) into records retried one by one.
  */
-import { ConfigError, messageOf } from '../errors.js';
+import { ConfigError, messageOf } from '../base/errors.js';
+import { checkKnownKeys, checkObject, fn } from '../base/validate.js';
 import type { Batch } from '../ingest/batch.js';
 import { checkFailures } from '../ingest/failures.js';
 import { INGEST_EXTRA_KEYS } from '../ingest/ingest.js';
@@ -39,7 +40,6 @@ import {
   type CompressionOption,
   resolveCompression,
 } from '../transport/compression.js';
-import { checkKnownKeys, checkObject, fn } from '../validate.js';
 import { HttpError } from './errors.js';
 import {
   batchExchange,

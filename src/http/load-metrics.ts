@@ -1,5 +1,5 @@
+import type { ShardState } from '../base/types.js';
 import type { LoadReportFigures } from '../load/load-report.js';
-import type { ShardState } from '../types.js';
 
 /** The ORCA response header Envoy reads (and `weightedByLoadReport()` weighs shards by). */
 export const LOAD_METRICS_HEADER = 'endpoint-load-metrics';

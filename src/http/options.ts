@@ -1,7 +1,5 @@
-import { ConfigError } from '../errors.js';
-import type { BalancerOptions } from '../options.js';
-import { type Compressor, resolveCompression } from '../transport/compression.js';
-import type { ShardSpec } from '../types.js';
+import { ConfigError } from '../base/errors.js';
+import type { ShardSpec } from '../base/types.js';
 import {
   bool,
   checkKnownKeys,
@@ -11,7 +9,9 @@ import {
   nonNegativeInt,
   orDefault,
   positiveInt,
-} from '../validate.js';
+} from '../base/validate.js';
+import type { BalancerOptions } from '../core/options.js';
+import { type Compressor, resolveCompression } from '../transport/compression.js';
 import type { HttpBalancerOptions, HttpShardSpec, HttpTarget, HttpTlsOptions } from './types.js';
 
 /** The transport's defaults (documented on {@link HttpBalancerOptions}). */

@@ -9,7 +9,7 @@ import type { Client as ClientType, Dispatcher, Pool as PoolType } from 'undici'
 import buildConnector from 'undici/lib/core/connect.js';
 import ClientClass from 'undici/lib/dispatcher/client.js';
 import PoolClass from 'undici/lib/dispatcher/pool.js';
-import type { Clock } from '../types.js';
+import type { Clock } from '../base/types.js';
 import { ShardConnector } from './connector.js';
 import type { ResolvedHttpOptions } from './options.js';
 import type { HttpTarget } from './types.js';

@@ -1,4 +1,4 @@
-import type { ShardState } from '../types.js';
+import type { ShardState } from '../base/types.js';
 
 /**
  * Server-reported load: a response header such as `x-shard-load: 12`, parsed here and handed to

@@ -3,8 +3,8 @@
  * undici refuses while building it wedges its `Pool`. Mistakes are `ConfigError`s that never echo
  * a header value or a query string.
  */
-import { ConfigError } from '../errors.js';
-import { isPlainObject } from '../validate.js';
+import { ConfigError } from '../base/errors.js';
+import { isPlainObject } from '../base/validate.js';
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/i;
 /** Header names already found to be tokens (the same few names come with every request). */

@@ -18,10 +18,10 @@
  */
 import type { Dispatcher } from 'undici';
 import undiciUtil from 'undici/lib/core/util.js';
-import { givenHeaderSecrets } from '../redact.js';
-import type { RunContext } from '../run.js';
+import type { RunContext } from '../admission/run.js';
+import { givenHeaderSecrets } from '../base/redact.js';
+import type { ShardState } from '../base/types.js';
 import { streamConsumed } from '../transport/body.js';
-import type { ShardState } from '../types.js';
 import { annotateTransportError, type ExchangeInfo, statusError } from './classify.js';
 import { BodyTooLargeError, EXCERPT_BYTES } from './errors.js';
 import type { Exchange } from './exchange.js';

@@ -1,9 +1,9 @@
 import type { Readable } from 'node:stream';
-import type { BalancerStats, ShardStats } from '../balancer.js';
-import type { BalancerOptions } from '../options.js';
+import type { Key, ShardState } from '../base/types.js';
+import type { BalancerStats, ShardStats } from '../core/balancer.js';
+import type { BalancerOptions } from '../core/options.js';
 import type { Requirement } from '../routing/requirement.js';
 import type { Compressed, CompressionOption } from '../transport/compression.js';
-import type { Key, ShardState } from '../types.js';
 
 /** What an HTTP shard is: its origin. Frozen; `shard.target` in pickers and events. */
 export interface HttpTarget {

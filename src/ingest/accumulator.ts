@@ -8,7 +8,7 @@
  * {@link closeLingered}), or on a flush, and joins its home's `ready` line. It holds no timer and
  * calls nobody: the sink places records, the sender takes batches.
  */
-import type { Clock, Key } from '../types.js';
+import type { Clock, Key } from '../base/types.js';
 import { Batch, type Carried } from './batch.js';
 import type { RecordEncoder } from './encoders.js';
 import { Home } from './home.js';

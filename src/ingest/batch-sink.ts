@@ -6,8 +6,8 @@
  * next record's own home is full — a blocked home fills its share and no more, and the other
  * homes keep their records flowing until the source reaches one for it.
  */
-import { ConfigError } from '../errors.js';
-import type { Key } from '../types.js';
+import { ConfigError } from '../base/errors.js';
+import type { Key } from '../base/types.js';
 import { Accumulator, CLOSED, OPENED } from './accumulator.js';
 import { framingBytes, ndjsonSize, type RecordEncoder } from './encoders.js';
 import type { Home } from './home.js';

@@ -3,8 +3,8 @@
  * keys when they are keyed, the history of records sent before in another batch, and — when the
  * body is built here — the body itself, written record by record as they arrive.
  */
-import type { AttemptRecord } from '../errors.js';
-import type { Key } from '../types.js';
+import type { AttemptRecord } from '../base/errors.js';
+import type { Key } from '../base/types.js';
 import { ByteBuffer } from './bytes.js';
 import type { RecordEncoder } from './encoders.js';
 

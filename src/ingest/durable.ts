@@ -6,14 +6,14 @@
  * loader killed at any moment resumes from the last one with `from`).
  */
 
+import { ConfigError } from '../base/errors.js';
+import type { Clock } from '../base/types.js';
+import { bool, checkKnownKeys, checkObject, duration, fn } from '../base/validate.js';
 import { checkDeadLetterOption, openDeadLetters } from '../dead-letters/sink.js';
 import type { DeadLetterOption, DeadLetterSink } from '../dead-letters/types.js';
-import { ConfigError } from '../errors.js';
 import { type Checkpoint, checkCheckpoint } from '../sources/checkpoint.js';
 import { CheckpointWriter } from '../sources/checkpoint-writer.js';
 import type { SourcePosition } from '../sources/position.js';
-import type { Clock } from '../types.js';
-import { bool, checkKnownKeys, checkObject, duration, fn } from '../validate.js';
 import type { Ledger } from './ledger.js';
 import { Watermark } from './watermark.js';
 

@@ -2,7 +2,7 @@
  * The errors of record ingestion. Branded like every shardwise error (`Symbol.for('shardwise.error')`),
  * so `instanceof` and `isShardwiseError` hold across two copies of the package.
  */
-import { brand, hasCode, messageOf } from '../errors.js';
+import { brand, hasCode, messageOf } from '../base/errors.js';
 import type { IngestSummary } from './types.js';
 
 /** A record failed after its retries; the write stream errors with it. */

@@ -2,7 +2,7 @@
  * The check of a batch's refused records as a `send` (or `http.ingest`'s `failures`) reports
  * them: `[{ index, error?, retryable? }]`, distinct indexes into the records of that send.
  */
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../base/errors.js';
 import type { RecordFailure } from './types.js';
 
 /**

@@ -5,7 +5,7 @@
  * order they go, how many of its batches are in the balancer, and how many of its records are
  * held. A blocked or slow home holds only these, so it never holds what another home waits for.
  */
-import type { ShardUnavailableError } from '../errors.js';
+import type { ShardUnavailableError } from '../base/errors.js';
 import type { Batch } from './batch.js';
 
 export class Home<Rec> {

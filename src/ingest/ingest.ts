@@ -4,9 +4,9 @@
  * source throws or a callback throws — then waits until every record taken has settled, written
  * or failed, and resolves with the account, or rejects with an `IngestError` carrying it.
  */
-import { BalancerClosedError, ConfigError, describe } from '../errors.js';
+import { BalancerClosedError, ConfigError, describe } from '../base/errors.js';
+import { duration, fn } from '../base/validate.js';
 import { positionReader } from '../sources/position.js';
-import { duration, fn } from '../validate.js';
 import { checkDurable, DURABLE_KEYS, Durability, type DurableOptions } from './durable.js';
 import { IngestError, type IngestStop } from './errors.js';
 import { type FailureHooks, Ledger } from './ledger.js';

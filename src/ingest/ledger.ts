@@ -4,10 +4,10 @@
  * `onFailed`, `onUncertain` and `onProgress` — a heartbeat every `progressMs` while the ingestion
  * runs, stalls included — and tells whoever waits when records settle.
  */
-import { rethrowLater } from '../callbacks.js';
+import { rethrowLater } from '../base/callbacks.js';
+import { isShardwiseError } from '../base/errors.js';
+import type { Clock } from '../base/types.js';
 import type { DeadLetterSink } from '../dead-letters/types.js';
-import { isShardwiseError } from '../errors.js';
-import type { Clock } from '../types.js';
 import type { IngestProgress, IngestSummary, ShardProgress } from './types.js';
 import type { Watermark } from './watermark.js';
 

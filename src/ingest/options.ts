@@ -2,14 +2,8 @@
  * Checks of the options of `ingest`, `createWriteStream` and their batching, once, before any
  * record is taken: each problem is a `ConfigError` naming the field, the expectation and the value.
  */
-import { ConfigError } from '../errors.js';
-import {
-  BUDGET_DEFAULTS,
-  type RetryBudgetOptions,
-  resolveBudgetOptions,
-} from '../health/budget.js';
-import { RETRY_DEFAULTS, type ResolvedRetryOptions, type RetryOptions } from '../health/retry.js';
-import type { Picker } from '../types.js';
+import { ConfigError } from '../base/errors.js';
+import type { Picker } from '../base/types.js';
 import {
   bool,
   checkKnownKeys,
@@ -20,7 +14,9 @@ import {
   oneOf,
   orDefault,
   positiveInt,
-} from '../validate.js';
+} from '../base/validate.js';
+import { BUDGET_DEFAULTS, type RetryBudgetOptions, resolveBudgetOptions } from '../retry/budget.js';
+import { RETRY_DEFAULTS, type ResolvedRetryOptions, type RetryOptions } from '../retry/options.js';
 import type {
   BatchOptions,
   BatchSendFn,

@@ -5,8 +5,8 @@
  * refused batch is also told apart: its data was rejected (split it to find the records at
  * fault), or it was too large (split it at once, spending no attempt).
  */
-import { PushBackError, RetriesExhaustedError, TimeoutError } from '../errors.js';
-import { provesNotSent } from '../health/retry.js';
+import { PushBackError, RetriesExhaustedError, TimeoutError } from '../base/errors.js';
+import { provesNotSent } from '../retry/options.js';
 
 /** How a failed send is read. */
 export type SendFailure = 'uncertain' | 'rejected' | 'tooLarge' | 'failed';

@@ -1,14 +1,15 @@
 /**
  * The retry budget of records retried one by one (after a partial failure): Finagle's
- * `RetryBudget`, as `health/budget.ts` keeps it for runs, counted in records. A record may be sent
+ * `RetryBudget`, as `retry/budget.ts` keeps it for runs, counted in records. A record may be sent
  * again when
  *
  *   records re-sent in the window + 1 ≤ ratio × records sent in the window + minPerSecond × ttlMs / 1000
  *
  * A batch deposits all its records in one call, so the cost is per batch, not per record.
  */
-import type { RetryBudgetOptions } from '../health/budget.js';
-import type { Clock } from '../types.js';
+
+import type { Clock } from '../base/types.js';
+import type { RetryBudgetOptions } from '../retry/budget.js';
 
 const BUCKETS = 10;
 

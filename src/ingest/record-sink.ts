@@ -3,7 +3,7 @@
  * and bytes; the balancer's queue is the backpressure (`ready()` before the next record). A
  * record ends written, failed, or uncertain when a send of it went out and no answer came.
  */
-import { UncertainWriteError } from '../errors.js';
+import { UncertainWriteError } from '../base/errors.js';
 import type { Ledger } from './ledger.js';
 import { readFailure } from './outcome.js';
 import type { Sink } from './sink.js';

@@ -13,6 +13,8 @@
  * fails, and a home unreachable that long is down — its records then fail at once, but for one
  * batch at a time that probes it.
  */
+
+import type { RunContext } from '../admission/run.js';
 import {
   type AttemptRecord,
   messageOf,
@@ -20,11 +22,10 @@ import {
   RetriesExhaustedError,
   ShardUnavailableError,
   UncertainWriteError,
-} from '../errors.js';
-import { backoffDelay } from '../health/retry.js';
-import { spendsNoAttempt } from '../retry-policy.js';
-import type { RunContext } from '../run.js';
-import type { ShardState } from '../types.js';
+} from '../base/errors.js';
+import type { ShardState } from '../base/types.js';
+import { backoffDelay } from '../retry/options.js';
+import { spendsNoAttempt } from '../retry/policy.js';
 import type { Accumulator } from './accumulator.js';
 import type { Batch, Carried } from './batch.js';
 import { checkFailures } from './failures.js';

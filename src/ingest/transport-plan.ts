@@ -3,8 +3,8 @@
  * streams): a plan (the checked options, and how to build the batch sink) driven the same way,
  * the choice of encoding, and a caller's own `encode` called and checked.
  */
-import { ConfigError, messageOf } from '../errors.js';
-import { checkKnownKeys, checkObject } from '../validate.js';
+import { ConfigError, messageOf } from '../base/errors.js';
+import { checkKnownKeys, checkObject } from '../base/validate.js';
 
 import { BatchSink } from './batch-sink.js';
 import { jsonArrayEncoder, ndjsonEncoder, type RecordEncoder } from './encoders.js';

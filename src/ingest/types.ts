@@ -3,13 +3,13 @@
  * gets back. Types only: the implementations in this folder import them, never the reverse.
  */
 import type { Writable } from 'node:stream';
+import type { RunContext } from '../admission/run.js';
+import type { Clock, Key, Picker, RandomSource, ShardState, TransitBytes } from '../base/types.js';
 import type { DeadLetterOption } from '../dead-letters/types.js';
-import type { RetryBudgetOptions } from '../health/budget.js';
-import type { ResolvedRetryOptions, RetryOptions } from '../health/retry.js';
-import type { RunContext } from '../run.js';
+import type { RetryBudgetOptions } from '../retry/budget.js';
+import type { ResolvedRetryOptions, RetryOptions } from '../retry/options.js';
 import type { Checkpoint } from '../sources/checkpoint.js';
 import type { SourcePosition } from '../sources/position.js';
-import type { Clock, Key, Picker, RandomSource, ShardState, TransitBytes } from '../types.js';
 
 /** How an ingestion hears that its balancer closed (a symbol: not part of the Balancer's API). */
 export const ON_CLOSE: unique symbol = Symbol('shardwise.onClose');

@@ -1,5 +1,5 @@
-import { ConfigError } from '../errors.js';
-import { checkKnownKeys, checkObject, duration, inRange, positiveInt } from '../validate.js';
+import { ConfigError } from '../base/errors.js';
+import { checkKnownKeys, checkObject, duration, inRange, positiveInt } from '../base/validate.js';
 import type { ConcurrencyLimit, LimitFactory, LimitSample } from './types.js';
 
 /** Options of {@link aimd}. */

@@ -1,4 +1,4 @@
-import { positiveInt } from '../validate.js';
+import { positiveInt } from '../base/validate.js';
 import type { LimitFactory } from './types.js';
 
 /** Marks a factory made by {@link fixed}: the balancer reads it as the number it stands for. */

@@ -1,4 +1,4 @@
-import { checkKnownKeys, checkObject, inRange, positiveInt } from '../validate.js';
+import { checkKnownKeys, checkObject, inRange, positiveInt } from '../base/validate.js';
 import { checkBounds } from './aimd.js';
 import type { ConcurrencyLimit, LimitFactory, LimitSample } from './types.js';
 

@@ -1,4 +1,4 @@
-import type { Clock, EwmaOptions } from '../types.js';
+import type { Clock, EwmaOptions } from '../base/types.js';
 
 export const DEFAULT_DECAY_MS = 10_000;
 export const DEFAULT_RTT_MS = 30;

@@ -1,6 +1,6 @@
-import { ConfigError } from '../errors.js';
-import type { Clock, LoadReport } from '../types.js';
-import { checkKnownKeys, checkObject } from '../validate.js';
+import { ConfigError } from '../base/errors.js';
+import type { Clock, LoadReport } from '../base/types.js';
+import { checkKnownKeys, checkObject } from '../base/validate.js';
 
 /**
  * What a shard reports about its own load, in the terms of ORCA (Open Request Cost Aggregation,

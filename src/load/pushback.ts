@@ -1,4 +1,4 @@
-import type { Clock } from '../types.js';
+import type { Clock } from '../base/types.js';
 
 /**
  * Added to a shard's load and cost while it pushes back, so it is chosen only when every other

@@ -1,4 +1,4 @@
-import type { Clock } from '../types.js';
+import type { Clock } from '../base/types.js';
 
 /**
  * Load a shard reports about itself (e.g. an `x-shard-load` response header): trusted for `ttlMs`

@@ -1,4 +1,4 @@
-import type { Clock } from '../types.js';
+import type { Clock } from '../base/types.js';
 
 /**
  * The clock the load figures read. During a pick the balancer reads the real clock once and

@@ -5,8 +5,7 @@ import type {
   MeterProvider,
   Observable,
 } from '@opentelemetry/api';
-import type { Balancer } from '../balancer.js';
-import { ConfigError, isShardwiseError } from '../errors.js';
+import { ConfigError, isShardwiseError } from '../base/errors.js';
 import type {
   EjectEvent,
   FailureEvent,
@@ -15,8 +14,9 @@ import type {
   ShardEvent,
   SuccessEvent,
   TransitEvent,
-} from '../events.js';
-import { checkKnownKeys, checkObject } from '../validate.js';
+} from '../base/events.js';
+import { checkKnownKeys, checkObject } from '../base/validate.js';
+import type { Balancer } from '../core/balancer.js';
 
 /**
  * Where the instruments are created: a `MeterProvider` (a meter named `shardwise` is taken from

@@ -1,4 +1,4 @@
-import type { Picker, ShardState } from '../types.js';
+import type { Picker, ShardState } from '../base/types.js';
 
 /**
  * The d-choice pick (Mitzenmacher's supermarket model with d choices; Azar, Broder, Karlin & Upfal,

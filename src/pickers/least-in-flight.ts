@@ -1,4 +1,4 @@
-import type { Picker } from '../types.js';
+import type { Picker } from '../base/types.js';
 import { inFlightLoad } from './p2c.js';
 
 /**

@@ -1,6 +1,6 @@
-import { ConfigError } from '../errors.js';
-import type { Picker, ShardState } from '../types.js';
-import { checkKnownKeys, checkObject, oneOf } from '../validate.js';
+import { ConfigError } from '../base/errors.js';
+import type { Picker, ShardState } from '../base/types.js';
+import { checkKnownKeys, checkObject, oneOf } from '../base/validate.js';
 import { dChoices } from './d-choices.js';
 
 /** Options of {@link p2c}. */

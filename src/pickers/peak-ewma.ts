@@ -1,5 +1,5 @@
-import type { EwmaOptions, Picker } from '../types.js';
-import { checkKnownKeys, checkObject, duration } from '../validate.js';
+import type { EwmaOptions, Picker } from '../base/types.js';
+import { checkKnownKeys, checkObject, duration } from '../base/validate.js';
 import { ewmaLoad, twoChoices } from './p2c.js';
 
 /** Options of {@link peakEwma}. */

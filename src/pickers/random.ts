@@ -1,4 +1,4 @@
-import type { Picker, ShardState } from '../types.js';
+import type { Picker, ShardState } from '../base/types.js';
 
 /**
  * A uniformly random shard, in proportion to weight when weights differ. Stateless; the load it

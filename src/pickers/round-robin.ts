@@ -1,4 +1,4 @@
-import type { Picker, ShardState } from '../types.js';
+import type { Picker, ShardState } from '../base/types.js';
 
 /**
  * Each shard in turn, by membership order, starting at the first — again after each rebuild (a new balancer or a new

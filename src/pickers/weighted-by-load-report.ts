@@ -1,6 +1,6 @@
-import { ConfigError } from '../errors.js';
-import type { Picker, PickRequest, ShardState } from '../types.js';
-import { checkKnownKeys, checkObject, duration, orDefault } from '../validate.js';
+import { ConfigError } from '../base/errors.js';
+import type { Picker, PickRequest, ShardState } from '../base/types.js';
+import { checkKnownKeys, checkObject, duration, orDefault } from '../base/validate.js';
 import { weightedRoundRobin } from './weighted-round-robin.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { Picker, ShardState } from '../types.js';
+import type { Picker, ShardState } from '../base/types.js';
 
 /**
  * Smooth weighted round robin (nginx): each pick adds every candidate's weight to its running

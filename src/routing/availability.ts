@@ -7,7 +7,7 @@
  * the filtering when it is 0) is kept by the one room that changes what it counts — no caller
  * passes an availability it read before.
  */
-import type { Shard } from '../shard.js';
+import type { Shard } from '../load/shard.js';
 
 /** Why a shard can take no attempt now. */
 export type Unavailable = 'ejected' | 'pushback' | 'capped';

@@ -7,10 +7,11 @@
  * The never-broken guarantee lives here: a run's rule is applied before health, panic, retries
  * and spill, so no attempt is ever offered a shard outside it.
  */
-import type { RouteReason } from '../events.js';
-import type { Run } from '../run.js';
-import type { Shard } from '../shard.js';
-import type { Clock } from '../types.js';
+
+import type { Run } from '../admission/run.js';
+import type { RouteReason } from '../base/events.js';
+import type { Clock } from '../base/types.js';
+import type { Shard } from '../load/shard.js';
 import type { Availability } from './availability.js';
 import {
   type CompiledRequirement,

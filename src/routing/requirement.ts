@@ -1,6 +1,6 @@
-import { ConfigError } from '../errors.js';
-import { redactValue } from '../redact.js';
-import type { CompiledRequirement, Requirement, ShardState } from '../types.js';
+import { ConfigError } from '../base/errors.js';
+import { redactValue } from '../base/redact.js';
+import type { CompiledRequirement, Requirement, ShardState } from '../base/types.js';
 
 // The shapes live with the other shared types (a run carries its rule below routing).
 export type { CompiledRequirement, Requirement };

@@ -6,12 +6,13 @@
  * displacement. A picker that throws, returns nothing from a non-empty list, or returns a shard
  * it was not offered fails the run with an error — never a hang.
  */
-import { isShardwiseError, NoShardAvailableError, PickerError } from '../errors.js';
+
+import { KeyedState, type Run } from '../admission/run.js';
+import { isShardwiseError, NoShardAvailableError, PickerError } from '../base/errors.js';
+import type { Key, Picker, PickRequest, RandomSource, ShardState } from '../base/types.js';
+import { Shard } from '../load/shard.js';
+import type { DisplacementReason } from '../load/stats.js';
 import type { TickClock } from '../load/tick.js';
-import { KeyedState, type Run } from '../run.js';
-import { Shard } from '../shard.js';
-import type { DisplacementReason } from '../stats.js';
-import type { Key, Picker, PickRequest, RandomSource, ShardState } from '../types.js';
 import type { CandidateSet } from './candidates.js';
 import type { CompiledRequirement } from './requirement.js';
 

@@ -1,7 +1,9 @@
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { Balancer, type RunContext, type RunOptions } from '../balancer.js';
-import { ConfigError } from '../errors.js';
-import { provesNotSent } from '../health/retry.js';
+import { ConfigError } from '../base/errors.js';
+import { wallClock } from '../base/runtime.js';
+import type { ShardSpec, ShardState } from '../base/types.js';
+import { checkKnownKeys, checkObject, nonNegativeInt, positiveInt } from '../base/validate.js';
+import { Balancer, type RunContext, type RunOptions } from '../core/balancer.js';
 import { buildsItsOwnCalls } from '../ingest/transport-plan.js';
 import type {
   IngestOptions,
@@ -10,9 +12,7 @@ import type {
   RecordSource,
   RecordWriteStream,
 } from '../ingest/types.js';
-import { wallClock } from '../runtime.js';
-import type { ShardSpec, ShardState } from '../types.js';
-import { checkKnownKeys, checkObject, nonNegativeInt, positiveInt } from '../validate.js';
+import { provesNotSent } from '../retry/options.js';
 import {
   type AttemptBody,
   attemptBody,

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../base/errors.js';
 import { bodyOfAttempt, type Replayable, replayable } from '../transport/body.js';
 import type { S3Body } from './types.js';
 

@@ -9,7 +9,7 @@
  */
 import type { S3Client } from '@aws-sdk/client-s3';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
-import type { RunContext } from '../run.js';
+import type { RunContext } from '../admission/run.js';
 
 type Listener = (event: { type: 'abort' }) => void;
 

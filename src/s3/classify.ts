@@ -1,6 +1,6 @@
 import type { S3Client } from '@aws-sdk/client-s3';
-import { CONNECT_ERROR_CODES } from '../health/retry.js';
-import { reduceError } from '../redact.js';
+import { reduceError } from '../base/redact.js';
+import { CONNECT_ERROR_CODES } from '../retry/options.js';
 import { adviseMs, pushBackError } from '../transport/push-back.js';
 import { S3Error } from './errors.js';
 

@@ -2,10 +2,10 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import { S3Client } from '@aws-sdk/client-s3';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
-import { ConfigError, renamedConfigError } from '../errors.js';
-import { samePlainData } from '../membership.js';
-import { MAX_TIMER_STEP_MS } from '../runtime.js';
-import { checkObject, nonNegativeInt, positiveInt } from '../validate.js';
+import { ConfigError, renamedConfigError } from '../base/errors.js';
+import { MAX_TIMER_STEP_MS } from '../base/runtime.js';
+import { checkObject, nonNegativeInt, positiveInt } from '../base/validate.js';
+import { samePlainData } from '../core/membership.js';
 import type { CreateS3ClientOptions } from './types.js';
 
 /** Defaults of {@link createS3Client}. */

@@ -1,11 +1,11 @@
 /**
- * Errors of the S3 transport, branded like the core's (`src/errors.ts`): a stable `code`, a
+ * Errors of the S3 transport, branded like the core's (`src/base/errors.ts`): a stable `code`, a
  * `name`, and a `Symbol.for('shardwise.error')` brand that `isShardwiseError` recognises from any
  * copy of the package. They never hold credentials, request headers or bodies.
  */
 
-import type { ShardwiseErrorClasses } from '../error-guard.js';
-import { brand, hasCode, isBranded, type ShardwiseErrorGuard } from '../errors.js';
+import { brand, hasCode, isBranded, type ShardwiseErrorGuard } from '../base/errors.js';
+import type { ShardwiseErrorClasses } from '../core/error-guard.js';
 
 /** What an `S3Error` is told about the failed call. */
 export interface S3ErrorDetails {

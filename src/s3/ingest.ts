@@ -8,8 +8,11 @@
  * name given twice fails the later batch instead of overwriting the earlier one's object.
  */
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { ConfigError, messageOf } from '../errors.js';
-import { provesNotSent } from '../health/retry.js';
+import type { RunContext } from '../admission/run.js';
+import { ConfigError, messageOf } from '../base/errors.js';
+import { wallClock } from '../base/runtime.js';
+import type { ShardState } from '../base/types.js';
+import { fn, positiveInt } from '../base/validate.js';
 import type { Batch } from '../ingest/batch.js';
 import { INGEST_EXTRA_KEYS } from '../ingest/ingest.js';
 import { COMMON_KEYS, checkKeyedPicker } from '../ingest/options.js';
@@ -35,16 +38,13 @@ import type {
   SingleIngestOptions,
   SingleRecordOptions,
 } from '../ingest/types.js';
-import type { RunContext } from '../run.js';
-import { wallClock } from '../runtime.js';
+import { provesNotSent } from '../retry/options.js';
 import { BatchCompression } from '../transport/batch-compression.js';
 import {
   type Compressed,
   type CompressionOption,
   resolveCompression,
 } from '../transport/compression.js';
-import type { ShardState } from '../types.js';
-import { fn, positiveInt } from '../validate.js';
 import { partsOf } from './body.js';
 import { withCallSignal } from './call-signal.js';
 import { classifyS3Error, credentialSecrets, type S3CallInfo } from './classify.js';

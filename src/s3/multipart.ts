@@ -6,7 +6,7 @@ import {
   type S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
-import type { Clock } from '../types.js';
+import type { Clock } from '../base/types.js';
 import { bodyFailure, nextUnless, type Part } from './body.js';
 
 /** One multipart upload on one target. */

@@ -1,7 +1,6 @@
 import type { S3Client } from '@aws-sdk/client-s3';
-import { ConfigError } from '../errors.js';
-import type { BalancerOptions } from '../options.js';
-import type { ShardSpec } from '../types.js';
+import { ConfigError } from '../base/errors.js';
+import type { ShardSpec } from '../base/types.js';
 import {
   checkKnownKeys,
   checkObject,
@@ -10,7 +9,8 @@ import {
   isPlainObject,
   orDefault,
   positiveInt,
-} from '../validate.js';
+} from '../base/validate.js';
+import type { BalancerOptions } from '../core/options.js';
 import type { CreateS3ClientOptions, S3BalancerOptions, S3Target, S3TargetSpec } from './types.js';
 
 const MiB = 1024 * 1024;

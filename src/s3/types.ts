@@ -1,9 +1,9 @@
 import type { Readable } from 'node:stream';
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
-import type { BalancerStats } from '../balancer.js';
-import type { BalancerOptions } from '../options.js';
+import type { Key } from '../base/types.js';
+import type { BalancerStats } from '../core/balancer.js';
+import type { BalancerOptions } from '../core/options.js';
 import type { Requirement } from '../routing/requirement.js';
-import type { Key } from '../types.js';
 
 /**
  * What an S3 shard is: a client (an endpoint, a region, credentials) and a bucket, with an

@@ -4,9 +4,9 @@
  * save runs, the newest checkpoint asked for waits (an older one waiting is dropped: only the
  * newest matters), and is saved next.
  */
-import { ConfigError } from '../errors.js';
-import { wallClock } from '../runtime.js';
-import { checkKnownKeys, checkObject, checkObjectLike, fn } from '../validate.js';
+import { ConfigError } from '../base/errors.js';
+import { wallClock } from '../base/runtime.js';
+import { checkKnownKeys, checkObject, checkObjectLike, fn } from '../base/validate.js';
 import { type Checkpoint, type CheckpointInput, writeCheckpoint } from './checkpoint.js';
 import { type DurableFs, nodeFs } from './file-system.js';
 

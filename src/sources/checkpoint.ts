@@ -4,9 +4,9 @@
  * resume (`readJsonl(files, { from: await loadCheckpoint(path) })`).
  */
 import { readFile } from 'node:fs/promises';
-import { ConfigError, messageOf } from '../errors.js';
-import { wallClock } from '../runtime.js';
-import { checkKnownKeys, checkObject, nonNegativeInt } from '../validate.js';
+import { ConfigError, messageOf } from '../base/errors.js';
+import { wallClock } from '../base/runtime.js';
+import { checkKnownKeys, checkObject, nonNegativeInt } from '../base/validate.js';
 import { writeFileAtomic } from './atomic-file.js';
 import { CheckpointError } from './errors.js';
 import { checkFileList } from './file-list.js';

@@ -2,8 +2,8 @@
  * The errors of file sources and checkpoints. Branded like every shardwise error, so `instanceof`
  * and `isShardwiseError` hold across two copies of the package.
  */
-import { brand, hasCode, messageOf } from '../errors.js';
-import { redactText } from '../redact.js';
+import { brand, hasCode, messageOf } from '../base/errors.js';
+import { redactText } from '../base/redact.js';
 
 /**
  * A source could not give its next record: a file could not be opened or read, a `.gz` file is

@@ -1,6 +1,6 @@
 /** The check of a list of files, as `readJsonl` takes it and a checkpoint keeps it. */
-import { ConfigError } from '../errors.js';
-import { denseArray } from '../validate.js';
+import { ConfigError } from '../base/errors.js';
+import { denseArray } from '../base/validate.js';
 
 /**
  * A dense array of non-empty strings (file paths), copied; a hole or a bad entry is a

@@ -4,7 +4,7 @@
  * that changed, is refused instead of resuming at a wrong place.
  */
 import { resolve } from 'node:path';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../base/errors.js';
 import { checkCheckpoint, checkPosition } from './checkpoint.js';
 
 /** The place a source starts reading, and the field that named it (for later errors). */

@@ -4,8 +4,8 @@
  * and finds lines by their newline bytes — no stream events, no per-line buffer — so it keeps
  * ahead of an ingestion (bench/sources.bench.ts measures it against `readline`).
  */
-import { ConfigError, messageOf } from '../errors.js';
-import { checkKnownKeys, checkObject, positiveInt } from '../validate.js';
+import { ConfigError, messageOf } from '../base/errors.js';
+import { checkKnownKeys, checkObject, positiveInt } from '../base/validate.js';
 import type { Checkpoint } from './checkpoint.js';
 import { type ChunkReader, isGzipName, openChunks } from './chunks.js';
 import { SourceError } from './errors.js';

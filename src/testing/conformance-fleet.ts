@@ -3,7 +3,7 @@
  * (a picker's write throws), loads the checks reshuffle between picks, and the subsets the balancer
  * would offer after filtering.
  */
-import type { RandomSource, ShardState } from '../types.js';
+import type { RandomSource, ShardState } from '../base/types.js';
 
 /** A membership and the load figures behind its shards' getters. */
 export interface Membership {

@@ -3,10 +3,10 @@
  * the balancer relies on each of them (it offers filtered lists, rebuilds on membership change,
  * and tests rely on a seed reproducing a run).
  */
-import { ConfigError } from '../errors.js';
-import { createRandom } from '../random.js';
-import type { Key, Picker, PickRequest, RandomSource, ShardState } from '../types.js';
-import { bool, checkKnownKeys, checkObject, orDefault, positiveInt } from '../validate.js';
+import { ConfigError } from '../base/errors.js';
+import { createRandom } from '../base/random.js';
+import type { Key, Picker, PickRequest, RandomSource, ShardState } from '../base/types.js';
+import { bool, checkKnownKeys, checkObject, orDefault, positiveInt } from '../base/validate.js';
 import {
   membership,
   randomSubset,

@@ -2,8 +2,8 @@
  * Latency distributions for simulated shards. Each draws from the uniform source it is handed, so
  * a seeded source gives the same samples in any process (STYLE rule 2: no hidden randomness).
  */
-import { ConfigError } from '../errors.js';
-import type { RandomSource } from '../types.js';
+import { ConfigError } from '../base/errors.js';
+import type { RandomSource } from '../base/types.js';
 
 /**
  * A distribution of service times, in virtual ms.

@@ -4,9 +4,9 @@
  * virtual time, shard views to drive a picker directly, the remap measure of hashing pickers, and
  * the picker conformance checks.
  */
-import { ConfigError } from '../errors.js';
-import { createRandom } from '../random.js';
-import type { RandomSource } from '../types.js';
+import { ConfigError } from '../base/errors.js';
+import { createRandom } from '../base/random.js';
+import type { RandomSource } from '../base/types.js';
 
 export {
   type ConformanceOptions,

@@ -1,5 +1,5 @@
-import { ConfigError } from '../errors.js';
-import type { Clock } from '../types.js';
+import { ConfigError } from '../base/errors.js';
+import type { Clock } from '../base/types.js';
 
 interface Timer {
   at: number;

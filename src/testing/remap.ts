@@ -2,11 +2,11 @@
  * How many keys move when membership changes: the figure that tells consistent hashing (~1/(n+1)
  * of the keys move when a shard joins n) from modulo hashing (~n/(n+1) move).
  */
-import { ConfigError } from '../errors.js';
-import { checkPicker } from '../options.js';
-import { createRandom } from '../random.js';
-import type { Key, Picker, PickRequest } from '../types.js';
-import { checkKnownKeys, checkObject, denseArray } from '../validate.js';
+import { ConfigError } from '../base/errors.js';
+import { createRandom } from '../base/random.js';
+import type { Key, Picker, PickRequest } from '../base/types.js';
+import { checkKnownKeys, checkObject, denseArray } from '../base/validate.js';
+import { checkPicker } from '../core/options.js';
 import { type ShardLike, shardViews } from './shard-views.js';
 
 /** Options of {@link remapFraction}. */

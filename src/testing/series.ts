@@ -4,7 +4,7 @@
  * before the clock moves past s. At most {@link MAX_POINTS} points are kept: past that every other
  * point is dropped and the interval doubles, so the grid stays even whatever the run's length.
  */
-import type { ShardState } from '../types.js';
+import type { ShardState } from '../base/types.js';
 
 /** Points kept per series at most. */
 export const MAX_POINTS = 10_000;

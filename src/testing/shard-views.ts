@@ -2,8 +2,8 @@
  * Plain, frozen `ShardState` objects, for calling a picker on its own (no balancer) with the load
  * figures a test chooses. The remap measure builds its memberships from these too.
  */
-import { ConfigError } from '../errors.js';
-import type { ShardState } from '../types.js';
+import { ConfigError } from '../base/errors.js';
+import type { ShardState } from '../base/types.js';
 import {
   checkKnownKeys,
   checkObject,
@@ -13,7 +13,7 @@ import {
   nonNegativeInt,
   positiveFinite,
   positiveInt,
-} from '../validate.js';
+} from '../base/validate.js';
 import { readOnly } from './conformance-fleet.js';
 
 /** A shard as {@link remapFraction} takes it: an id, or a spec without a required target. */

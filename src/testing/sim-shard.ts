@@ -3,8 +3,9 @@
  * each taking a service time drawn from its latency distribution, failing at its failure rate, and
  * changing as its schedule says (slower, faster, down, up).
  */
-import type { RunContext } from '../balancer.js';
-import type { RandomSource, ShardSpec, ShardState } from '../types.js';
+
+import type { RandomSource, ShardSpec, ShardState } from '../base/types.js';
+import type { RunContext } from '../core/balancer.js';
 import { constant, type Distribution } from './distributions.js';
 import type { ManualClock } from './manual-clock.js';
 

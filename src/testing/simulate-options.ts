@@ -2,9 +2,8 @@
  * The options of `simulate()`: their documentation, their defaults, and the checks that turn a bad
  * one into a `ConfigError` naming the field, before anything runs.
  */
-import { ConfigError } from '../errors.js';
-import type { BalancerOptions } from '../options.js';
-import type { Picker } from '../types.js';
+import { ConfigError } from '../base/errors.js';
+import type { Picker } from '../base/types.js';
 import {
   checkKnownKeys,
   checkObject,
@@ -15,7 +14,8 @@ import {
   nonNegativeInt,
   oneOf,
   positiveFinite,
-} from '../validate.js';
+} from '../base/validate.js';
+import type { BalancerOptions } from '../core/options.js';
 import { isDistribution } from './distributions.js';
 import type { ShardChange, SimShardSpec } from './sim-shard.js';
 import type { Arrivals, KeySpec } from './workload.js';

@@ -5,11 +5,12 @@
  * file is the event loop; the shard model, the load, the series, the summary and the option checks
  * each have their own file.
  */
-import { Balancer } from '../balancer.js';
-import { ConfigError, PushBackError, renamedConfigError, TimeoutError } from '../errors.js';
-import { createRandom } from '../random.js';
-import type { RunContext } from '../run.js';
-import type { ShardState } from '../types.js';
+
+import type { RunContext } from '../admission/run.js';
+import { ConfigError, PushBackError, renamedConfigError, TimeoutError } from '../base/errors.js';
+import { createRandom } from '../base/random.js';
+import type { ShardState } from '../base/types.js';
+import { Balancer } from '../core/balancer.js';
 import { ManualClock } from './manual-clock.js';
 import type { Series } from './series.js';
 import { SeriesSampler } from './series.js';

@@ -4,7 +4,7 @@
  * imbalance. The quantile here is the one every shardwise table uses (the CLI's included), so a
  * p99 means the same thing wherever it is printed.
  */
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../base/errors.js';
 import type { SimShard } from './sim-shard.js';
 
 /**

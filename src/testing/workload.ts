@@ -3,7 +3,7 @@
  * no schedule, each caller starting its next run when its last one settles) and which routing key
  * each carries (uniform or Zipf over `key-0` … `key-(count−1)`).
  */
-import type { RandomSource } from '../types.js';
+import type { RandomSource } from '../base/types.js';
 import type { ManualClock } from './manual-clock.js';
 
 /** Requests arriving on their own, whatever the balancer's state (open loop). */

@@ -5,8 +5,8 @@
  * that carry their encoding and their length before compression.
  */
 import { Readable } from 'node:stream';
-import { ConfigError } from '../errors.js';
-import { isAsyncIterable, isReadable } from '../guards.js';
+import { ConfigError } from '../base/errors.js';
+import { isAsyncIterable, isReadable } from '../base/guards.js';
 import { type Compressed, isCompressed } from './compression.js';
 
 /** What one attempt sends: text, bytes, a stream, or nothing. */

@@ -5,8 +5,8 @@
  * compressed once; every attempt of its run sends the same `Compressed` bytes.
  */
 import zlib from 'node:zlib';
-import { ConfigError } from '../errors.js';
-import { checkKnownKeys, isPlainObject } from '../validate.js';
+import { ConfigError } from '../base/errors.js';
+import { checkKnownKeys, isPlainObject } from '../base/validate.js';
 import { compressionGate, type Gate } from './gate.js';
 import { GzipEngines } from './gzip-engines.js';
 import { loadZstd, type PeerImport, type ZstdCompress } from './zstd.js';

@@ -4,7 +4,7 @@
  * health. The advice is parsed (`Retry-After`: seconds or an HTTP-date), bounded by
  * `maxRetryAfterMs`, and turned into a `PushBackError` that names the shard, never a credential.
  */
-import { PushBackError } from '../errors.js';
+import { PushBackError } from '../base/errors.js';
 import { parseRetryAfter } from './retry-after.js';
 
 /** How long to spare a shard: its `Retry-After`, or `fallbackMs` without a usable one. */

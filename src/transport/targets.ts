@@ -3,7 +3,7 @@
  * once a removed shard has drained, all closed when the balancer closes. It follows the
  * membership through hooks, so the transport never overrides the balancer's methods.
  */
-import type { MembershipHooks } from '../membership.js';
+import type { MembershipHooks } from '../core/membership.js';
 
 export class TargetResources<T, R> {
   readonly #open = new Map<T, R>();

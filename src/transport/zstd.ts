@@ -5,7 +5,7 @@
  * registry is reachable). The peer is imported only when a compressor asks for zstd, once.
  */
 import zlib from 'node:zlib';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../base/errors.js';
 
 /** Compresses `bytes` at `level` off the main thread. */
 export type ZstdCompress = (bytes: Uint8Array, level: number) => Promise<Uint8Array>;

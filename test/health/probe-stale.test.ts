@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import type { ShardState } from '../../src/base/types.js';
 import { Balancer, type EjectEvent, type RestoreEvent } from '../../src/index.js';
 import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import type { ShardState } from '../../src/types.js';
 import { failAfter, flush, resolveAfter, tick, track } from '../helpers.js';
 
 // docs/retries-and-health.md, Outlier ejection: "When the time is up, the shard takes **one probe

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RetryBudget } from '../../src/health/budget.js';
+import type { ShardState } from '../../src/base/types.js';
 import {
   type BalancerOptions,
   type EjectEvent,
@@ -7,8 +7,8 @@ import {
   type RestoreEvent,
   roundRobin,
 } from '../../src/index.js';
+import { RetryBudget } from '../../src/retry/budget.js';
 import { ManualClock } from '../../src/testing/index.js';
-import type { ShardState } from '../../src/types.js';
 import { flush, makeBalancer, resolveAfter, tick, track } from '../helpers.js';
 
 function make(options: Partial<BalancerOptions<string>> = {}, ids = ['a', 'b']) {

@@ -1,6 +1,6 @@
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { Balancer, QUEUE_CEILING_FACTOR } from '../../src/balancer.js';
+import { Balancer, QUEUE_CEILING_FACTOR } from '../../src/core/balancer.js';
 import { createHttpBalancer } from '../../src/http/index.js';
 import { QueueFullError } from '../../src/index.js';
 import { processWarnings } from '../helpers.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import type { Picker } from '../../src/base/types.js';
 import { p2c, peakEwma, roundRobin } from '../../src/pickers/index.js';
 import { constant, simulate } from '../../src/testing/index.js';
-import type { Picker } from '../../src/types.js';
 
 /**
  * The black-hole setup of fast-failures.test.ts on the simulator's virtual time, where the

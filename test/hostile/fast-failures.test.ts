@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Picker } from '../../src/base/types.js';
 import { createHttpBalancer, type HttpBalancer } from '../../src/http/index.js';
 import { p2c, peakEwma } from '../../src/pickers/index.js';
 import { seededRandom } from '../../src/testing/index.js';
-import type { Picker } from '../../src/types.js';
 import { runAll, startServer, type TestServer } from '../http/servers.js';
 import { recordPicks, show, tally } from './traffic.js';
 

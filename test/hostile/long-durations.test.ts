@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_TIMER_STEP_MS, setLongTimer } from '../../src/base/runtime.js';
+import { MAX_DURATION_MS } from '../../src/base/validate.js';
 import { createHttpBalancer } from '../../src/http/index.js';
 import {
   Balancer,
@@ -9,10 +11,8 @@ import {
   systemClock,
   TimeoutError,
 } from '../../src/index.js';
-import { MAX_TIMER_STEP_MS, setLongTimer } from '../../src/runtime.js';
 import { createS3Balancer, createS3Client } from '../../src/s3/index.js';
 import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { MAX_DURATION_MS } from '../../src/validate.js';
 import { processWarnings, tick } from '../helpers.js';
 import { sleep, startServer, type TestServer } from '../http/servers.js';
 import { clientOptions } from '../s3/server.js';

@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ShardUnavailableError } from '../../src/errors.js';
+import { ShardUnavailableError } from '../../src/base/errors.js';
+import type { Picker } from '../../src/base/types.js';
 import { createHttpBalancer, type HttpBalancer } from '../../src/http/index.js';
 import {
   Balancer,
@@ -11,7 +12,6 @@ import {
   roundRobin,
 } from '../../src/index.js';
 import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import type { Picker } from '../../src/types.js';
 import { flush, tick } from '../helpers.js';
 import { startServer, type TestServer } from '../http/servers.js';
 

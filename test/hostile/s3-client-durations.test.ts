@@ -1,6 +1,6 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/errors.js';
+import { ConfigError } from '../../src/base/errors.js';
 import { createS3Client } from '../../src/s3/index.js';
 import { sleep, startServer, type TestServer } from '../http/servers.js';
 import { clientOptions } from '../s3/server.js';

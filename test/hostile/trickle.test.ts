@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BalancerClosedError, TimeoutError } from '../../src/errors.js';
+import { BalancerClosedError, TimeoutError } from '../../src/base/errors.js';
+import { MAX_DURATION_MS } from '../../src/base/validate.js';
 import { createHttpBalancer, HTTP_DEFAULTS } from '../../src/http/index.js';
 import { createS3Balancer, createS3Client, S3_DEFAULTS } from '../../src/s3/index.js';
 import { ManualClock } from '../../src/testing/index.js';
-import { MAX_DURATION_MS } from '../../src/validate.js';
 import { sleep, startServer, type TestServer } from '../http/servers.js';
 import { clientOptions } from '../s3/server.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TimeoutError } from '../../src/errors.js';
+import { TimeoutError } from '../../src/base/errors.js';
 import { createHttpBalancer } from '../../src/http/index.js';
 import { sleep, startServer, type TestServer } from '../http/servers.js';
 

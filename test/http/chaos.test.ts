@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { RetriesExhaustedError } from '../../src/errors.js';
+import { RetriesExhaustedError } from '../../src/base/errors.js';
 import { createHttpBalancer } from '../../src/http/index.js';
 import { runAll, startServers, type TestServer } from './servers.js';
 

@@ -4,7 +4,7 @@
  * it arrives in (chunks, 1xx first, repeated headers, an empty body).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { TimeoutError } from '../../src/errors.js';
+import { TimeoutError } from '../../src/base/errors.js';
 import { createHttpBalancer } from '../../src/http/index.js';
 import { roundRobin } from '../../src/pickers/index.js';
 import { ManualClock } from '../../src/testing/index.js';

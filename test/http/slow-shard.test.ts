@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Picker } from '../../src/base/types.js';
 import { createHttpBalancer } from '../../src/http/index.js';
 import { peakEwma, roundRobin } from '../../src/pickers/index.js';
-import type { Picker } from '../../src/types.js';
 import { runAll, startServers, type TestServer } from './servers.js';
 
 /**

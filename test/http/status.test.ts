@@ -5,7 +5,7 @@ import {
   PushBackError,
   RetriesExhaustedError,
   TimeoutError,
-} from '../../src/errors.js';
+} from '../../src/base/errors.js';
 import { BodyTooLargeError, createHttpBalancer, HttpError } from '../../src/http/index.js';
 import { isShardwiseError } from '../../src/index.js';
 import { roundRobin } from '../../src/pickers/index.js';

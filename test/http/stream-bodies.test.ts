@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PushBackError } from '../../src/errors.js';
+import { PushBackError } from '../../src/base/errors.js';
 import { createHttpBalancer } from '../../src/http/index.js';
 import { roundRobin } from '../../src/pickers/index.js';
 import { deadPort, startServer, type TestServer } from './servers.js';

@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import zlib from 'node:zlib';
 import { HeadObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/errors.js';
+import { ConfigError } from '../../src/base/errors.js';
 import { createS3Balancer, type S3ObjectInfo } from '../../src/s3/index.js';
 import { seededRandom } from '../../src/testing/index.js';
 import { replacePeerImport, ZSTD_INSTALL } from '../../src/transport/zstd.js';

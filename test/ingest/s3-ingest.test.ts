@@ -6,7 +6,7 @@
  */
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/errors.js';
+import { ConfigError } from '../../src/base/errors.js';
 import { createS3Balancer, S3Error } from '../../src/s3/index.js';
 import { RecentNames } from '../../src/s3/ingest.js';
 import { seededRandom } from '../../src/testing/index.js';

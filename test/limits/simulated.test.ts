@@ -9,8 +9,8 @@
  * by itself: what keeps s0's queue short here is its concurrency limit alone.
  */
 import { describe, expect, it } from 'vitest';
+import type { BalancerOptions } from '../../src/core/options.js';
 import { gradient } from '../../src/limits/index.js';
-import type { BalancerOptions } from '../../src/options.js';
 import { roundRobin } from '../../src/pickers/index.js';
 import { type SimulationResult, simulate } from '../../src/testing/index.js';
 

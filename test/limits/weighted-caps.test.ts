@@ -5,11 +5,11 @@
  * weights 2/1/1/1 at 64 callers and a cap of 16 gave every picker an equal quarter each.
  */
 import { describe, expect, it } from 'vitest';
-import { Balancer } from '../../src/balancer.js';
+import type { Picker } from '../../src/base/types.js';
+import { Balancer } from '../../src/core/balancer.js';
 import { aimd, fixed } from '../../src/limits/index.js';
 import { leastInFlight, p2c, peakEwma, roundRobin } from '../../src/pickers/index.js';
 import { ManualClock, seededRandom, simulate } from '../../src/testing/index.js';
-import type { Picker } from '../../src/types.js';
 import { resolveAfter, tick } from '../helpers.js';
 
 const WEIGHTS = [2, 1, 1, 1];

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Balancer, p2c } from '../../src/index.js';
-import type { Shard } from '../../src/shard.js';
+import type { Shard } from '../../src/load/shard.js';
 import { ManualClock, seededRandom } from '../../src/testing/index.js';
 
 /** Load a shard reports about itself (HTTP `x-shard-load`) feeds `load` and `cost` while fresh. */

@@ -4,8 +4,8 @@
  * what keeps a shard; panic is recounted on health changes.
  */
 import { describe, expect, it } from 'vitest';
+import { Shard } from '../../src/load/shard.js';
 import { Availability } from '../../src/routing/availability.js';
-import { Shard } from '../../src/shard.js';
 import { ManualClock } from '../../src/testing/index.js';
 
 function fleet(limits: number[]) {

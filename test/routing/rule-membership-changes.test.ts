@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import type { ShardSpec } from '../../src/base/types.js';
 import { Balancer, type BalancerOptions, type RouteEvent, roundRobin } from '../../src/index.js';
 import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import type { ShardSpec } from '../../src/types.js';
 import { flush, resolveAfter, tick, track } from '../helpers.js';
 
 /** A round-robin balancer over `shards` on a manual clock, with `options` beside. */

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { ShardSpec } from '../../src/base/types.js';
 import {
   Balancer,
   consistentHash,
@@ -7,7 +8,6 @@ import {
   roundRobin,
 } from '../../src/index.js';
 import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import type { ShardSpec } from '../../src/types.js';
 import { tick, track } from '../helpers.js';
 
 const SHARDS: ShardSpec<string>[] = [

@@ -7,7 +7,7 @@
  */
 import { S3Client } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
-import { AttemptContext } from '../../src/run.js';
+import { AttemptContext } from '../../src/admission/run.js';
 import { CallSignal, withCallSignal } from '../../src/s3/call-signal.js';
 
 /** The SDK's default handler in Node: a NodeHttpHandler. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isShardwiseError, PushBackError } from '../../src/errors.js';
-import { defaultRetryable, provesNotSent } from '../../src/health/retry.js';
+import { isShardwiseError, PushBackError } from '../../src/base/errors.js';
+import { defaultRetryable, provesNotSent } from '../../src/retry/options.js';
 import { classifyS3Error, type S3CallInfo, S3Error } from '../../src/s3/index.js';
 
 /** Unit tests of the classifier on SDK-shaped errors (their shape, not a transport). */

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ConfigError } from '../../src/errors.js';
+import { ConfigError } from '../../src/base/errors.js';
 import { createS3Balancer, createS3Client, S3Error } from '../../src/s3/index.js';
 import { clientOptions, deadPort, getBytes, startS3, type TestS3 } from './server.js';
 

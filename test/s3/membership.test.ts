@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/errors.js';
+import { ConfigError } from '../../src/base/errors.js';
 import { createS3Balancer } from '../../src/s3/index.js';
 import { startS3, type TestS3 } from './server.js';
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { Picker, ShardState } from '../../src/base/types.js';
 import { consistentHash } from '../../src/pickers/hashing/index.js';
 import {
   leastInFlight,
@@ -9,7 +10,6 @@ import {
   weightedRoundRobin,
 } from '../../src/pickers/index.js';
 import { INVARIANTS, pickerConformance } from '../../src/testing/index.js';
-import type { Picker, ShardState } from '../../src/types.js';
 
 function brokenWith(factory: () => Picker): string {
   try {

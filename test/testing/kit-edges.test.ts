@@ -7,8 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/base/errors.js';
+import type { Picker } from '../../src/base/types.js';
 import { main } from '../../src/cli/main.js';
-import { ConfigError } from '../../src/errors.js';
 import { p2c, roundRobin } from '../../src/pickers/index.js';
 import {
   pickerConformance,
@@ -16,7 +17,6 @@ import {
   shardViews,
   simulate,
 } from '../../src/testing/index.js';
-import type { Picker } from '../../src/types.js';
 
 async function cli(...argv: string[]): Promise<{ code: number; err: string }> {
   let err = '';

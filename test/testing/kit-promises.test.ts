@@ -3,7 +3,7 @@
  * write from any picker, and a warm-up that can never end named as such instead of a hang.
  */
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/errors.js';
+import { ConfigError } from '../../src/base/errors.js';
 import { roundRobin } from '../../src/pickers/index.js';
 import { constant, ManualClock, shardViews, simulate } from '../../src/testing/index.js';
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/errors.js';
+import { ConfigError } from '../../src/base/errors.js';
+import type { Picker } from '../../src/base/types.js';
 import { consistentHash } from '../../src/pickers/hashing/index.js';
 import { roundRobin } from '../../src/pickers/index.js';
 import { remapFraction } from '../../src/testing/index.js';
-import type { Picker } from '../../src/types.js';
 
 const ids = (n: number) => Array.from({ length: n }, (_, i) => `s${i}`);
 

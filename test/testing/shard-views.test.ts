@@ -3,7 +3,7 @@
  * be called directly, without a balancer.
  */
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/errors.js';
+import { ConfigError } from '../../src/base/errors.js';
 import { leastInFlight, p2c, peakEwma } from '../../src/pickers/index.js';
 import { seededRandom, shardViews } from '../../src/testing/index.js';
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { Picker } from '../../src/base/types.js';
 import { Balancer } from '../../src/index.js';
 import { consistentHash } from '../../src/pickers/hashing/index.js';
 import { p2c, roundRobin } from '../../src/pickers/index.js';
@@ -10,7 +11,6 @@ import {
   shardViews,
   simulate,
 } from '../../src/testing/index.js';
-import type { Picker } from '../../src/types.js';
 
 describe('simulate stalls', () => {
   for (const algorithm of ['ring', 'maglev', 'rendezvous', 'jump'] as const) {
@@ -92,7 +92,7 @@ describe('conformance catches broken pickers', () => {
   });
   it('catches a picker that keeps the first list it saw in pick (no rebuild)', () => {
     const bad = (): Picker => {
-      let seen: readonly import('../../src/types.js').ShardState[] | undefined;
+      let seen: readonly import('../../src/base/types.js').ShardState[] | undefined;
       return {
         name: 'stale',
         pick(shards) {

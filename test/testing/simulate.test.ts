@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/errors.js';
+import { ConfigError } from '../../src/base/errors.js';
 import { consistentHash } from '../../src/pickers/hashing/index.js';
 import { p2c, peakEwma, random, roundRobin } from '../../src/pickers/index.js';
 import {

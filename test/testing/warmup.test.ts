@@ -3,7 +3,7 @@
  * figure of the result leaves them out, and `warmup` says how many there were and when it ended.
  */
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/errors.js';
+import { ConfigError } from '../../src/base/errors.js';
 import { p2c, roundRobin } from '../../src/pickers/index.js';
 import { exponential, type SimulateOptions, simulate } from '../../src/testing/index.js';
 

@@ -1,4 +1,4 @@
-import type { ShardState } from '../../types.js';
+import type { ShardState } from '../../base/types.js';
 
 /**
  * Consistent hashing with bounded loads (Mirrokni, Thorup, Zadimoghaddam, "Consistent Hashing

@@ -1,12 +1,12 @@
-import { ConfigError } from '../../errors.js';
-import { murmur3_32 } from '../../hash/murmur3.js';
+import { ConfigError } from '../../base/errors.js';
 import {
   checkKnownKeys,
   checkObject,
   checkPickerObject,
   oneOf,
   positiveInt,
-} from '../../validate.js';
+} from '../../base/validate.js';
+import { murmur3_32 } from '../../hash/murmur3.js';
 import { Jump } from './jump.js';
 import { checkTableSize, Maglev } from './maglev.js';
 import { type HashOrder, KEY_SEED, type KeyHash } from './order.js';

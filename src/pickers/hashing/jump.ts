@@ -1,7 +1,7 @@
-import { ConfigError } from '../../errors.js';
+import { ConfigError } from '../../base/errors.js';
+import type { Key, ShardState } from '../../base/types.js';
 import { fmix32 } from '../../hash/murmur3.js';
 import { umulh32, xxhash64Into } from '../../hash/xxhash64.js';
-import type { Key, ShardState } from '../../types.js';
 import type { Gate } from './bounded.js';
 import { type HashOrder, KEY_SEED, type KeyHash } from './order.js';
 

@@ -1,5 +1,5 @@
-import { ConfigError } from '../../errors.js';
-import type { Key, ShardState } from '../../types.js';
+import { ConfigError } from '../../base/errors.js';
+import type { Key, ShardState } from '../../base/types.js';
 import type { Gate } from './bounded.js';
 import { DistinctWalk } from './distinct-walk.js';
 import { fillTable } from './maglev-fill.js';

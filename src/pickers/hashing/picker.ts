@@ -1,5 +1,5 @@
-import { ConfigError, describe, MissingKeyError } from '../../errors.js';
-import type { Key, Picker, PickRequest, ShardState } from '../../types.js';
+import { ConfigError, describe, MissingKeyError } from '../../base/errors.js';
+import type { Key, Picker, PickRequest, ShardState } from '../../base/types.js';
 import { Gate, loadBound } from './bounded.js';
 import { checkTableSize, Maglev } from './maglev.js';
 import type { HashOrder } from './order.js';

@@ -2,7 +2,7 @@
  * The shapes of consistent hashing: options, the picker's interface, its description and rehash
  * event. Types only: the factory and the implementation import them.
  */
-import type { Key, Picker, ShardState } from '../../types.js';
+import type { Key, Picker, ShardState } from '../../base/types.js';
 import type { KeyHash } from './order.js';
 
 /** The consistent-hashing algorithms of {@link consistentHash}. */
@@ -63,7 +63,7 @@ export interface ConsistentHashOptions {
   fallback?: Picker;
 }
 
-import type { RehashEvent } from '../../events.js';
+import type { RehashEvent } from '../../base/events.js';
 
 export type { RehashEvent };
 

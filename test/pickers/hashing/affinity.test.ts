@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, MissingKeyError } from '../../../src/errors.js';
+import { ConfigError, MissingKeyError } from '../../../src/base/errors.js';
+import { createRandom } from '../../../src/base/random.js';
+import type { Picker, ShardState } from '../../../src/base/types.js';
 import { consistentHash } from '../../../src/pickers/hashing/index.js';
-import { createRandom } from '../../../src/random.js';
-import type { Picker, ShardState } from '../../../src/types.js';
 import { keys, request, shards, type TestShard } from './helpers.js';
 
 const ALGORITHMS = ['ring', 'maglev', 'rendezvous', 'jump'] as const;

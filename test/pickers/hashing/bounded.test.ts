@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { createRandom } from '../../../src/base/random.js';
 import { loadBound } from '../../../src/pickers/hashing/bounded.js';
 import { consistentHash } from '../../../src/pickers/hashing/index.js';
-import { createRandom } from '../../../src/random.js';
 import { request, shards } from './helpers.js';
 
 const ALGORITHMS = ['ring', 'maglev', 'rendezvous', 'jump'] as const;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../../src/errors.js';
+import { ConfigError } from '../../../src/base/errors.js';
 import { consistentHash } from '../../../src/pickers/hashing/index.js';
 import { fillTable } from '../../../src/pickers/hashing/maglev-fill.js';
 import { keys, mapping, shards } from './helpers.js';

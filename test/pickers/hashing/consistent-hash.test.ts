@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, MissingKeyError } from '../../../src/errors.js';
+import { ConfigError, MissingKeyError } from '../../../src/base/errors.js';
+import type { Picker } from '../../../src/base/types.js';
 import { consistentHash } from '../../../src/pickers/hashing/index.js';
 import { roundRobin } from '../../../src/pickers/round-robin.js';
-import type { Picker } from '../../../src/types.js';
 import { keys, mapping, request, shards } from './helpers.js';
 
 const ALGORITHMS = ['ring', 'maglev', 'rendezvous', 'jump'] as const;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { createRandom } from '../../../src/base/random.js';
 import { consistentHash } from '../../../src/pickers/hashing/index.js';
 import { movedFraction, slotOf, slotStart } from '../../../src/pickers/hashing/slots.js';
-import { createRandom } from '../../../src/random.js';
 import { keys, mapping, shards } from './helpers.js';
 
 const ALGORITHMS = ['ring', 'maglev', 'rendezvous', 'jump'] as const;

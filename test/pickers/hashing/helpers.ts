@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { expect } from 'vitest';
+import type { Picker, PickRequest, ShardState } from '../../../src/base/types.js';
 import { consistentHash } from '../../../src/pickers/hashing/index.js';
-import type { Picker, PickRequest, ShardState } from '../../../src/types.js';
 
 /** A plain, mutable ShardState (tests move `inFlight` by hand). */
 export interface TestShard extends ShardState<string> {

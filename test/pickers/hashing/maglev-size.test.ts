@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../../src/errors.js';
+import { ConfigError } from '../../../src/base/errors.js';
+import { createRandom } from '../../../src/base/random.js';
 import { murmur3_32 } from '../../../src/hash/murmur3.js';
 import type { RehashEvent } from '../../../src/pickers/hashing/index.js';
 import { consistentHash, MAGLEV_TABLE_SIZES } from '../../../src/pickers/hashing/index.js';
@@ -11,7 +12,6 @@ import {
   nextPrime,
 } from '../../../src/pickers/hashing/maglev.js';
 import { movedFraction } from '../../../src/pickers/hashing/slots.js';
-import { createRandom } from '../../../src/random.js';
 import { keys, mapping, shards, shardsOf } from './helpers.js';
 
 function configError(fn: () => unknown, field: string): ConfigError {

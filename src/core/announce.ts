@@ -3,9 +3,9 @@
  * carry shard ids and plain figures, never a target (a client, an origin with credentials).
  */
 import type { EventEmitter } from 'eventemitter3';
-import type { BalancerEvents } from './events.js';
-import type { Run } from './run.js';
-import type { Shard } from './shard.js';
+import type { Run } from '../admission/run.js';
+import type { BalancerEvents } from '../base/events.js';
+import type { Shard } from '../load/shard.js';
 
 /** Emits `pick` and `route` for the attempt `run` starts on `shard`. */
 export function announceAttempt<T>(

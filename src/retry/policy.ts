@@ -9,10 +9,10 @@ import {
   RetriesExhaustedError,
   ShardRemovedError,
   ShardUnavailableError,
-} from './errors.js';
-import { backoffDelay, provesNotSent, type ResolvedRetryOptions } from './health/retry.js';
-import type { Shard } from './shard.js';
-import type { CompiledRequirement } from './types.js';
+} from '../base/errors.js';
+import type { CompiledRequirement } from '../base/types.js';
+import type { Shard } from '../load/shard.js';
+import { backoffDelay, provesNotSent, type ResolvedRetryOptions } from './options.js';
 
 /**
  * What the retry decision reads and keeps of a run (a dispatcher's `Run` is one): the policy

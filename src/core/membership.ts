@@ -4,10 +4,10 @@
  * `setShards` by id, detaches removed shards and tells when they have drained. Transports and
  * discovery react through {@link MembershipHooks} instead of overriding the balancer's methods.
  */
-import { ConfigError, ShardRemovedError } from './errors.js';
+import { ConfigError, ShardRemovedError } from '../base/errors.js';
+import type { Picker, ShardSpec, ShardState } from '../base/types.js';
+import type { Shard } from '../load/shard.js';
 import { checkShardList, checkShardSpec } from './options.js';
-import type { Shard } from './shard.js';
-import type { Picker, ShardSpec, ShardState } from './types.js';
 
 /**
  * How a transport (or any owner of per-shard resources) follows the membership.

@@ -4,9 +4,14 @@
  * pickers decide (tower's `Load`, Finagle's failure accrual): this is the one place that writes
  * a shard's figures after an attempt.
  */
-import { rethrowLater } from './callbacks.js';
-import { BalancerClosedError, PushBackError, ShardRemovedError, TimeoutError } from './errors.js';
-import type { HealthUpdate, OutlierDetector } from './health/outlier.js';
+import { rethrowLater } from '../base/callbacks.js';
+import {
+  BalancerClosedError,
+  PushBackError,
+  ShardRemovedError,
+  TimeoutError,
+} from '../base/errors.js';
+import type { HealthUpdate, OutlierDetector } from '../health/outlier.js';
 import type { Shard } from './shard.js';
 
 /**

@@ -1,18 +1,5 @@
-import { ConfigError, describe } from './errors.js';
-import {
-  type HealthOptions,
-  type ResolvedHealthOptions,
-  resolveHealthOptions,
-} from './health/options.js';
-import {
-  type ResolvedRetryOptions,
-  type RetryOptions,
-  resolveRetryOptions,
-} from './health/retry.js';
-import { FIXED_CAP } from './limits/fixed.js';
-import type { ConcurrencyLimit, LimitFactory } from './limits/types.js';
-import type { Requirement } from './routing/requirement.js';
-import type { Clock, Picker, RandomSource, ShardSpec } from './types.js';
+import { ConfigError, describe } from '../base/errors.js';
+import type { Clock, Picker, RandomSource, ShardSpec } from '../base/types.js';
 import {
   checkKnownKeys,
   checkObjectLike,
@@ -26,7 +13,20 @@ import {
   orDefault,
   positiveFinite,
   positiveInt,
-} from './validate.js';
+} from '../base/validate.js';
+import {
+  type HealthOptions,
+  type ResolvedHealthOptions,
+  resolveHealthOptions,
+} from '../health/options.js';
+import { FIXED_CAP } from '../limits/fixed.js';
+import type { ConcurrencyLimit, LimitFactory } from '../limits/types.js';
+import {
+  type ResolvedRetryOptions,
+  type RetryOptions,
+  resolveRetryOptions,
+} from '../retry/options.js';
+import type { Requirement } from '../routing/requirement.js';
 
 /** Everything a `Balancer` is built from. One object, validated once, every default documented. */
 export interface BalancerOptions<T = unknown> {
@@ -241,7 +241,7 @@ function checkedLimit(value: unknown, from?: string): ConcurrencyLimit {
   );
 }
 
-export { checkTimeout } from './validate.js';
+export { checkTimeout } from '../base/validate.js';
 
 /** Tiers: a dense, non-empty array of plain label requirements (compiled by routing). */
 function checkPrefer(value: unknown): void {

@@ -3,16 +3,15 @@
  * see (`RunContext`, `RunFn`, `RunOptions`) are declared here too, below the balancer that uses
  * them.
  */
-import { rethrowLater } from './callbacks.js';
-import type { AttemptRecord } from './errors.js';
-import type { RouteReason } from './events.js';
-import type { ResolvedRetryOptions, RetryOptions } from './health/retry.js';
+import { rethrowLater } from '../base/callbacks.js';
+import type { AttemptRecord } from '../base/errors.js';
+import type { RouteReason } from '../base/events.js';
+import type { CompiledRequirement, Key, Requirement, ShardState } from '../base/types.js';
+import type { Shard } from '../load/shard.js';
+import type { DisplacementReason } from '../load/stats.js';
+import type { TransitLedger } from '../load/transit.js';
+import type { ResolvedRetryOptions, RetryOptions } from '../retry/options.js';
 import type { QueueNode } from './queue.js';
-import type { CompiledRequirement, Requirement } from './routing/requirement.js';
-import type { Shard } from './shard.js';
-import type { DisplacementReason } from './stats.js';
-import type { TransitLedger } from './transit.js';
-import type { Key, ShardState } from './types.js';
 
 /** What a run's function receives besides the shard. */
 export interface RunContext {

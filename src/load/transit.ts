@@ -4,12 +4,12 @@
  * `prefer` tier and per value of the balancer's `transitLabel`. It counts; it decides nothing.
  */
 import type { EventEmitter } from 'eventemitter3';
-import { ConfigError } from './errors.js';
-import type { BalancerEvents } from './events.js';
+import { ConfigError } from '../base/errors.js';
+import type { BalancerEvents } from '../base/events.js';
+import type { TransitBytes } from '../base/types.js';
 import type { Shard } from './shard.js';
-import type { TransitBytes } from './types.js';
 
-export type { TransitBytes } from './types.js';
+export type { TransitBytes } from '../base/types.js';
 
 /** What a body is called when no content-encoding applies. */
 export const IDENTITY = 'identity';

@@ -6,12 +6,12 @@
  * queued, retries or not.
  */
 import type { EventEmitter } from 'eventemitter3';
-import { QueueFullError } from './errors.js';
-import type { BalancerEvents } from './events.js';
+import { QueueFullError } from '../base/errors.js';
+import type { BalancerEvents } from '../base/events.js';
+import type { Shard } from '../load/shard.js';
+import { HomeLines, type HomeLinesHost } from './home-lines.js';
 import { RunQueue } from './queue.js';
-import { HomeLines, type HomeLinesHost } from './routing/home-lines.js';
 import type { Run } from './run.js';
-import type { Shard } from './shard.js';
 
 const RESOLVED = Promise.resolve();
 

@@ -4,8 +4,8 @@
  * `isShardwiseError(error, 'SHARDWISE_INGEST_STOPPED')` narrows `error` to an `IngestError`.
  * It lives here, above both: `errors.ts` is below the ingestion and cannot name its classes.
  */
-import { type CoreErrorClasses, isBranded, type ShardwiseErrorGuard } from './errors.js';
-import type { IngestError, WriteFailedError } from './ingest/errors.js';
+import { type CoreErrorClasses, isBranded, type ShardwiseErrorGuard } from '../base/errors.js';
+import type { IngestError, WriteFailedError } from '../ingest/errors.js';
 
 /** The class of each code's errors, core and ingestion: what `isShardwiseError` narrows to. */
 export interface ShardwiseErrorClasses extends CoreErrorClasses {

@@ -2,11 +2,12 @@
  * The balancer's figures: what `stats()` returns, the counters behind it, and the snapshot. The
  * balancer and its rooms call the counting methods; nothing here decides anything.
  */
+
+import type { DisplacedCounts, DisplacementReason, TransitBytes } from '../base/types.js';
 import type { Shard } from './shard.js';
 import type { TransitLedger } from './transit.js';
-import type { DisplacedCounts, DisplacementReason, TransitBytes } from './types.js';
 
-export type { DisplacedCounts, DisplacementReason } from './types.js';
+export type { DisplacedCounts, DisplacementReason } from '../base/types.js';
 
 /** One shard in `stats()`. */
 export interface ShardStats {

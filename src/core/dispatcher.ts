@@ -5,31 +5,31 @@
  * it is retried is the retry policy's (`retry-policy.ts`); this file carries them out.
  */
 import type { EventEmitter } from 'eventemitter3';
-import { announceAttempt } from './announce.js';
+import { AttemptContext, attemptOver, Run, type RunFn, type RunOptions } from '../admission/run.js';
+import { readRunOptions, ruleOf, runSettings } from '../admission/run-options.js';
+import { SignalWatch } from '../admission/signals.js';
+import { deferred, WaitingRoom } from '../admission/waiting-room.js';
 import {
   BalancerClosedError,
   ConfigError,
   PushBackError,
   ShardUnavailableError,
   TimeoutError,
-} from './errors.js';
-import type { BalancerEvents } from './events.js';
-import type { AttemptChanges, Feedback } from './feedback.js';
-import type { RetryBudget } from './health/budget.js';
-import type { ResolvedRetryOptions } from './health/retry.js';
+} from '../base/errors.js';
+import type { BalancerEvents } from '../base/events.js';
+import type { Clock, RandomSource } from '../base/types.js';
+import type { AttemptChanges, Feedback } from '../load/feedback.js';
+import { Shard } from '../load/shard.js';
+import type { Figures } from '../load/stats.js';
+import type { RetryBudget } from '../retry/budget.js';
+import type { ResolvedRetryOptions } from '../retry/options.js';
+import { decideRunRetry, finalError, noteFailure } from '../retry/policy.js';
+import type { CandidateSet } from '../routing/candidates.js';
+import type { CompiledRequirement, Requirement } from '../routing/requirement.js';
+import { PARK, type Route, type Router, WAIT } from '../routing/router.js';
+import { announceAttempt } from './announce.js';
 import type { Membership } from './membership.js';
 import type { ResolvedOptions } from './options.js';
-import { decideRunRetry, finalError, noteFailure } from './retry-policy.js';
-import type { CandidateSet } from './routing/candidates.js';
-import type { CompiledRequirement, Requirement } from './routing/requirement.js';
-import { PARK, type Route, type Router, WAIT } from './routing/router.js';
-import { AttemptContext, attemptOver, Run, type RunFn, type RunOptions } from './run.js';
-import { readRunOptions, ruleOf, runSettings } from './run-options.js';
-import { Shard } from './shard.js';
-import { SignalWatch } from './signals.js';
-import type { Figures } from './stats.js';
-import type { Clock, RandomSource } from './types.js';
-import { deferred, WaitingRoom } from './waiting-room.js';
 
 /** Runs with rules the queue scan may step over to find one that fits. */
 const MAX_SKIPPED = 64;

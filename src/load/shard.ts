@@ -1,12 +1,4 @@
-import type { ShardView } from './events.js';
-import { HealthRecord } from './health/record.js';
-import type { ConcurrencyLimit } from './limits/types.js';
-import { PeakEwma } from './load/ewma.js';
-import { FailureRate } from './load/failures.js';
-import { InFlight } from './load/inflight.js';
-import { LoadReportStore } from './load/load-report.js';
-import { PushBack } from './load/pushback.js';
-import { ReportedLoad } from './load/reported.js';
+import type { ShardView } from '../base/events.js';
 import type {
   Clock,
   DisplacedCounts,
@@ -15,7 +7,15 @@ import type {
   ShardSpec,
   ShardState,
   TransitBytes,
-} from './types.js';
+} from '../base/types.js';
+import { HealthRecord } from '../health/record.js';
+import type { ConcurrencyLimit } from '../limits/types.js';
+import { PeakEwma } from './ewma.js';
+import { FailureRate } from './failures.js';
+import { InFlight } from './inflight.js';
+import { LoadReportStore } from './load-report.js';
+import { PushBack } from './pushback.js';
+import { ReportedLoad } from './reported.js';
 
 /**
  * The balancer's record of one shard: identity, load figures (kept by `load/`), a health record

@@ -1,12 +1,22 @@
 import type { Writable } from 'node:stream';
-import { GuardedEmitter } from './callbacks.js';
-import { Dispatcher } from './dispatcher.js';
-import { BalancerClosedError, ConfigError } from './errors.js';
-import type { BalancerEvents } from './events.js';
-import { type AttemptChanges, Feedback } from './feedback.js';
-import { RetryBudget } from './health/budget.js';
-import { OutlierDetector } from './health/outlier.js';
-import { defaultRetryable } from './health/retry.js';
+import type { RunContext, RunFn, RunOptions } from '../admission/run.js';
+import { type WrapOptions, wrapper } from '../admission/run-options.js';
+import { GuardedEmitter } from '../base/callbacks.js';
+import { BalancerClosedError, ConfigError } from '../base/errors.js';
+import type { BalancerEvents } from '../base/events.js';
+import { boundedRandom } from '../base/random.js';
+import { entropyRandom, systemClock } from '../base/runtime.js';
+import type {
+  Clock,
+  EwmaOptions,
+  Key,
+  Picker,
+  RandomSource,
+  ShardSpec,
+  ShardState,
+} from '../base/types.js';
+import { bool, checkKnownKeys, checkObject } from '../base/validate.js';
+import { OutlierDetector } from '../health/outlier.js';
 import {
   type BatchIngestOptions,
   type BatchRecordOptions,
@@ -17,40 +27,30 @@ import {
   ingest,
   type RecordOptions,
   type RecordSource,
-} from './ingest/index.js';
-import { INGEST_VIEW, type IngestView, ON_CLOSE } from './ingest/types.js';
-import { weighCaps } from './limits/weighted.js';
-import { checkLoadReport, type LoadReportFigures } from './load/load-report.js';
-import { TickClock } from './load/tick.js';
+} from '../ingest/index.js';
+import { INGEST_VIEW, type IngestView, ON_CLOSE } from '../ingest/types.js';
+import { weighCaps } from '../limits/weighted.js';
+import { type AttemptChanges, Feedback } from '../load/feedback.js';
+import { checkLoadReport, type LoadReportFigures } from '../load/load-report.js';
+import { Shard } from '../load/shard.js';
+import { type BalancerStats, Figures } from '../load/stats.js';
+import { TickClock } from '../load/tick.js';
+import { TransitLedger } from '../load/transit.js';
+import type { RehashEvent } from '../pickers/hashing/types.js';
+import { peakEwma } from '../pickers/peak-ewma.js';
+import { RetryBudget } from '../retry/budget.js';
+import { defaultRetryable } from '../retry/options.js';
+import { Availability } from '../routing/availability.js';
+import { CandidateSet } from '../routing/candidates.js';
+import { Router } from '../routing/router.js';
+import { Dispatcher } from './dispatcher.js';
 import { Membership, type MembershipHooks } from './membership.js';
 import { type BalancerOptions, checkTimeout, resolveOptions } from './options.js';
-import type { RehashEvent } from './pickers/hashing/types.js';
-import { peakEwma } from './pickers/peak-ewma.js';
-import { boundedRandom } from './random.js';
-import { Availability } from './routing/availability.js';
-import { CandidateSet } from './routing/candidates.js';
-import { Router } from './routing/router.js';
-import type { RunContext, RunFn, RunOptions } from './run.js';
-import { type WrapOptions, wrapper } from './run-options.js';
-import { entropyRandom, systemClock } from './runtime.js';
-import { Shard } from './shard.js';
-import { type BalancerStats, Figures } from './stats.js';
-import { TransitLedger } from './transit.js';
-import type {
-  Clock,
-  EwmaOptions,
-  Key,
-  Picker,
-  RandomSource,
-  ShardSpec,
-  ShardState,
-} from './types.js';
-import { bool, checkKnownKeys, checkObject } from './validate.js';
 
-export type { RunContext, RunFn, RunOptions } from './run.js';
-export type { WrapOptions } from './run-options.js';
-export type { BalancerStats, DisplacedCounts, ShardStats } from './stats.js';
-export { QUEUE_CEILING_FACTOR } from './waiting-room.js';
+export type { RunContext, RunFn, RunOptions } from '../admission/run.js';
+export type { WrapOptions } from '../admission/run-options.js';
+export { QUEUE_CEILING_FACTOR } from '../admission/waiting-room.js';
+export type { BalancerStats, DisplacedCounts, ShardStats } from '../load/stats.js';
 
 /** How a transport extends the core: membership hooks, and the option names it adds. */
 export interface BalancerExtension<T, S> {

@@ -10,10 +10,11 @@
  * more, not at the end of a 30 s ejection. Only waiting keyed work asks: unkeyed traffic keeps
  * the ejection's own time.
  */
-import { RunQueue } from '../queue.js';
-import type { HomeWait, Run } from '../run.js';
-import type { Shard } from '../shard.js';
-import type { Clock } from '../types.js';
+
+import type { Clock } from '../base/types.js';
+import type { Shard } from '../load/shard.js';
+import { RunQueue } from './queue.js';
+import type { HomeWait, Run } from './run.js';
 
 /** What the lines need from the balancer. */
 export interface HomeLinesHost<T> {

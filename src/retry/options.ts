@@ -1,4 +1,4 @@
-import { ConfigError, isShardwiseError } from '../errors.js';
+import { ConfigError, isShardwiseError } from '../base/errors.js';
 import {
   checkKnownKeys,
   checkObject,
@@ -6,7 +6,7 @@ import {
   duration,
   fn,
   positiveInt,
-} from '../validate.js';
+} from '../base/validate.js';
 import { type RetryBudgetOptions, resolveBudgetOptions } from './budget.js';
 
 /** Retries of failed attempts on other shards. */

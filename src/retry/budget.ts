@@ -1,6 +1,6 @@
-import { ConfigError } from '../errors.js';
-import type { Clock } from '../types.js';
-import { checkKnownKeys, checkObject, duration, inRange } from '../validate.js';
+import { ConfigError } from '../base/errors.js';
+import type { Clock } from '../base/types.js';
+import { checkKnownKeys, checkObject, duration, inRange } from '../base/validate.js';
 
 /** Finagle-style retry budget. */
 export interface RetryBudgetOptions {

@@ -2,16 +2,21 @@
  * The checks of `run()` and `wrap()` options, next to the balancer's own (`options.ts`). A run's
  * options are read into a reused object: `run()` is the hot path and allocates nothing here.
  */
-import { ConfigError } from './errors.js';
+import { ConfigError } from '../base/errors.js';
+import type { CompiledRequirement, Key, Requirement, ShardState } from '../base/types.js';
+import {
+  bool,
+  checkKnownKeys,
+  checkObject,
+  checkTimeout,
+  nonNegativeInt,
+} from '../base/validate.js';
 import {
   type ResolvedRetryOptions,
   type RetryOptions,
   resolveRetryOptions,
-} from './health/retry.js';
-import type { CompiledRequirement, Requirement } from './routing/requirement.js';
+} from '../retry/options.js';
 import type { RunContext, RunOptions } from './run.js';
-import type { Key, ShardState } from './types.js';
-import { bool, checkKnownKeys, checkObject, checkTimeout, nonNegativeInt } from './validate.js';
 
 const RUN_OPTION_KEYS = [
   'key',
