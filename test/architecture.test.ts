@@ -123,6 +123,31 @@ describe('the architecture', () => {
     expect(offenders).toEqual([]);
   });
 
+  it('test/ mirrors src/: each test in the folder of the room it tests, or of a suite across rooms', () => {
+    const TEST = resolve(SRC, '../test');
+    const rooms = new Set(LAYERS.flat());
+    // Suites that attack or check the package as a whole, across rooms (and the fixtures' own).
+    const suites = new Set([
+      'hostile',
+      'input',
+      'secrets',
+      'examples',
+      'package',
+      'types',
+      'fixtures',
+    ]);
+    const whole = new Set(['architecture.test.ts', 'reference.test.ts']);
+    const misplaced = files(TEST)
+      .map((file) => relative(TEST, file))
+      .filter((file) => /\.test(-d)?\.ts$/.test(file))
+      .filter((file) =>
+        file.includes('/')
+          ? !rooms.has(folderOf(file)) && !suites.has(folderOf(file))
+          : !whole.has(file),
+      );
+    expect(misplaced).toEqual([]);
+  });
+
   it('keeps every file of src/ to 800 lines or fewer (a sanity bound: rooms keep ownership, not a count)', () => {
     const big = all
       .map((file) => [name(file), readFileSync(file, 'utf8').split('\n').length] as const)
