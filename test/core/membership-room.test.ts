@@ -65,7 +65,9 @@ describe('Membership: the first membership', () => {
 
   it('prepare turns a transport’s spec into a core one and checks the list', () => {
     const { room } = membership({
-      hooks: { prepare: (given: unknown, field) => spec(`${String(given)}-${field}`) } as never,
+      hooks: {
+        prepare: (given: unknown, field: string) => spec(`${String(given)}-${field}`),
+      } as never,
     });
     expect(room.prepare('shards', ['x']).map((s) => s.id)).toEqual(['x-shards[0]']);
     expect(() => room.prepare('shards', [])).toThrow(ConfigError);
