@@ -41,6 +41,7 @@ import {
   ratio,
   turn,
 } from './lib.js';
+import { logRecord, rng } from './log-records.js';
 
 const RECORDS = 500;
 const BATCHES = 120;
@@ -62,36 +63,10 @@ function mainThreadCpuMs(): number | undefined {
   }
 }
 
-/** A small PRNG, so every run compresses the same records. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const LEVELS = ['debug', 'info', 'info', 'info', 'warn', 'error'];
-const PATHS = ['/api/orders', '/api/users', '/health', '/api/cart', '/static/app.js'];
-
 /** `n` NDJSON records of ~100 bytes, like a log or metrics producer's. */
 function records(n: number, random: () => number, from: number): string {
   let out = '';
-  for (let i = 0; i < n; i++) {
-    const id = from + i;
-    out += `${JSON.stringify({
-      ts: 1_700_000_000_000 + id * 13 + Math.floor(random() * 10),
-      host: `web-${Math.floor(random() * 24)}`,
-      level: LEVELS[Math.floor(random() * LEVELS.length)],
-      path: PATHS[Math.floor(random() * PATHS.length)],
-      status: random() < 0.95 ? 200 : 503,
-      ms: Math.floor(random() * 900),
-      id,
-    })}\n`;
-  }
+  for (let i = 0; i < n; i++) out += `${JSON.stringify(logRecord(from + i, random))}\n`;
   return out;
 }
 

@@ -34,6 +34,7 @@ import {
   p2c,
 } from '../src/http/index.js';
 import { fmt, goal, median, nowNs, printHeader, printTable, ratio } from './lib.js';
+import { type LogRecord, logRecord, rng } from './log-records.js';
 
 const SHARDS = 8;
 const CONNECTIONS = 8;
@@ -46,45 +47,10 @@ const LINK_BITS = 100_000_000;
 
 // ——— records ———
 
-/** A small PRNG, so every run sends the same records. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const LEVELS = ['debug', 'info', 'info', 'info', 'warn', 'error'];
-const PATHS = ['/api/orders', '/api/users', '/health', '/api/cart', '/static/app.js'];
-
-interface Row {
-  ts: number;
-  host: string;
-  level: string;
-  path: string;
-  status: number;
-  ms: number;
-  id: number;
-}
-
 /** ~100-byte log records, made as they are read (a source never held whole in memory). */
-function* records(n: number): Generator<Row> {
+function* records(n: number): Generator<LogRecord> {
   const random = rng(31);
-  for (let id = 0; id < n; id++) {
-    yield {
-      ts: 1_700_000_000_000 + id * 13 + Math.floor(random() * 10),
-      host: `web-${Math.floor(random() * 24)}`,
-      level: LEVELS[Math.floor(random() * LEVELS.length)]!,
-      path: PATHS[Math.floor(random() * PATHS.length)]!,
-      status: random() < 0.95 ? 200 : 503,
-      ms: Math.floor(random() * 900),
-      id,
-    };
-  }
+  for (let id = 0; id < n; id++) yield logRecord(id, random);
 }
 
 // ——— child processes ———
@@ -115,7 +81,7 @@ type Contender = (origins: string[], n: number) => Promise<Outcome>;
 function viaIngest(compression: CompressionOption | undefined): Contender {
   return async (origins, n) => {
     const http = createHttpBalancer({ origins, picker: p2c(), connectionsPerShard: CONNECTIONS });
-    const summary: IngestSummary<Row> = await http.ingest(records(n), {
+    const summary: IngestSummary<LogRecord> = await http.ingest(records(n), {
       path: '/ingest',
       batch: { maxRecords: BATCH },
       ...(compression === undefined ? {} : { compression }),

@@ -124,7 +124,7 @@ describe('docs/reference.md documents every method and event of the Balancer', (
   });
 
   it('each event of BalancerEvents under a heading of its own', () => {
-    const source = readFileSync(new URL('../src/events.ts', import.meta.url), 'utf8');
+    const source = readFileSync(new URL('../src/base/events.ts', import.meta.url), 'utf8');
     const body = /export interface BalancerEvents \{([^}]*)\}/.exec(source)![1]!;
     const events = [...body.matchAll(/^\s+(\w+): \[/gm)].map((m) => m[1]!);
     expect(events.length).toBeGreaterThan(12);

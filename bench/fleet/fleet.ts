@@ -1,7 +1,7 @@
 /**
  * Runs a fleet on this machine: one process of HTTP shards (`shards.mjs`) and N forked producer
  * processes (`producer.ts`), started together on the monotonic clock they share. Used by
- * bench/fleet.bench.ts and test/fleet/.
+ * bench/fleet.bench.ts and test/http/fleet.test.ts.
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { once } from 'node:events';

@@ -3,15 +3,19 @@
  * options are read into a reused object: `run()` is the hot path and allocates nothing here.
  */
 import { ConfigError } from '../base/errors.js';
-import type { Key, ShardState } from '../base/types.js';
-import { bool, checkKnownKeys, checkObject, nonNegativeInt } from '../base/validate.js';
-import { checkTimeout } from '../core/options.js';
+import type { CompiledRequirement, Key, Requirement, ShardState } from '../base/types.js';
+import {
+  bool,
+  checkKnownKeys,
+  checkObject,
+  checkTimeout,
+  nonNegativeInt,
+} from '../base/validate.js';
 import {
   type ResolvedRetryOptions,
   type RetryOptions,
   resolveRetryOptions,
 } from '../retry/options.js';
-import type { CompiledRequirement, Requirement } from '../routing/requirement.js';
 import type { RunContext, RunOptions } from './run.js';
 
 const RUN_OPTION_KEYS = [

@@ -6,12 +6,11 @@
 import { rethrowLater } from '../base/callbacks.js';
 import type { AttemptRecord } from '../base/errors.js';
 import type { RouteReason } from '../base/events.js';
-import type { Key, ShardState } from '../base/types.js';
+import type { CompiledRequirement, Key, Requirement, ShardState } from '../base/types.js';
 import type { Shard } from '../load/shard.js';
 import type { DisplacementReason } from '../load/stats.js';
 import type { TransitLedger } from '../load/transit.js';
 import type { ResolvedRetryOptions, RetryOptions } from '../retry/options.js';
-import type { CompiledRequirement, Requirement } from '../routing/requirement.js';
 import type { QueueNode } from './queue.js';
 
 /** What a run's function receives besides the shard. */

@@ -1,6 +1,4 @@
-import type { RehashEvent } from '../pickers/hashing/types.js';
-import type { Requirement } from '../routing/requirement.js';
-import type { Key } from './types.js';
+import type { Key, Requirement } from './types.js';
 
 /**
  * A shard as events show it: its identity and figures at the moment of the event — never its
@@ -165,4 +163,16 @@ export interface BalancerEvents {
   rehash: [RehashEvent];
   shardAdded: [ShardEvent];
   shardRemoved: [ShardEvent & { drained: boolean }];
+}
+
+/** What `resize()` did, as given to `onRehash` listeners. */
+export interface RehashEvent {
+  /** The picker's name, e.g. `consistent-hash:maglev`. */
+  picker: string;
+  /** The new table size. */
+  tableSize: number;
+  /** The size before (0 when no table had been built). */
+  previousTableSize: number;
+  /** The exact fraction of the 32-bit key-hash space whose shard changed, in [0, 1]. */
+  moved: number;
 }

@@ -207,3 +207,21 @@ export interface TransitBytes {
   /** Response bodies as received. */
   received: number;
 }
+
+/**
+ * A hard routing rule: label → allowed value(s). A shard satisfies it when, for every label, its
+ * value is allowed. `zone` counts as a label when the shard's labels do not set it.
+ *
+ * @example
+ * const euOnly: Requirement = { region: 'eu' };
+ * const euOrCh: Requirement = { region: ['eu', 'ch'] };
+ */
+export type Requirement = Record<string, string | readonly string[]>;
+
+/** A requirement checked once and compiled for matching: `[label, allowed values]` pairs. */
+export interface CompiledRequirement {
+  readonly source: Requirement;
+  readonly terms: readonly (readonly [string, readonly string[]])[];
+  /** For messages: `region=eu, tenant=a|b`. */
+  readonly text: string;
+}

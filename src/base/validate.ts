@@ -205,3 +205,9 @@ export function bool(field: string, value: unknown): boolean {
 export function orDefault<T>(value: unknown, fallback: T, check: (value: unknown) => T): T {
   return value === undefined ? fallback : check(value);
 }
+
+/** A positive duration, ms, or `Infinity` (no bound): timeouts and deadlines. */
+export function checkTimeout(field: string, value: unknown): number {
+  if (value === Number.POSITIVE_INFINITY) return value;
+  return duration(field, value, true);
+}

@@ -7,8 +7,11 @@ export class UsageError extends Error {
 }
 
 export interface FlagSpec {
-  /** 'int' | 'number' | 'string' | 'bool' | 'list' (comma separated). */
-  type: 'int' | 'number' | 'string' | 'bool' | 'list';
+  /**
+   * 'int' | 'number' | 'string' | 'bool' | 'list' (comma separated) | 'strings' (repeatable: each
+   * `--name value` adds one value, in order).
+   */
+  type: 'int' | 'number' | 'string' | 'bool' | 'list' | 'strings';
   min?: number;
   /** The largest value a number flag takes (what the command can hold or serve). */
   max?: number;
@@ -19,10 +22,31 @@ export function parseFlags(
   argv: string[],
   spec: Record<string, FlagSpec>,
 ): Record<string, unknown> {
+  const { flags, operands } = parseArgs(argv, spec);
+  if (operands.length > 0) throw new UsageError(`unexpected argument "${operands[0]}"`);
+  return flags;
+}
+
+/**
+ * {@link parseFlags} for a command that also takes operands (files): what is not a flag or a
+ * flag's value is an operand, in order; after `--`, everything is (a file named `--x`).
+ */
+export function parseArgs(
+  argv: string[],
+  spec: Record<string, FlagSpec>,
+): { flags: Record<string, unknown>; operands: string[] } {
   const out: Record<string, unknown> = {};
+  const operands: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
-    if (!arg.startsWith('--')) throw new UsageError(`unexpected argument "${arg}"`);
+    if (arg === '--') {
+      operands.push(...argv.slice(i + 1));
+      break;
+    }
+    if (!arg.startsWith('--')) {
+      operands.push(arg);
+      continue;
+    }
     const eq = arg.indexOf('=');
     const name = arg.slice(2, eq < 0 ? undefined : eq);
     const flag = spec[name];
@@ -39,11 +63,17 @@ export function parseFlags(
     }
     const raw = eq < 0 ? argv[++i] : arg.slice(eq + 1);
     if (raw === undefined) throw new UsageError(`--${name} needs a value`);
-    if (flag.type === 'string') out[name] = raw;
-    else if (flag.type === 'list') out[name] = raw.split(',').filter((s) => s !== '');
+    if (flag.type === 'string') {
+      if (out[name] !== undefined) throw new UsageError(`--${name} is given twice`);
+      out[name] = raw;
+    } else if (flag.type === 'strings') {
+      out[name] = [...((out[name] as string[] | undefined) ?? []), raw];
+    } else if (flag.type === 'list') out[name] = raw.split(',').filter((s) => s !== '');
     else {
       const value = Number(raw);
-      const ok = flag.type === 'int' ? Number.isSafeInteger(value) : Number.isFinite(value);
+      const ok =
+        raw.trim() !== '' &&
+        (flag.type === 'int' ? Number.isSafeInteger(value) : Number.isFinite(value));
       const low = flag.min !== undefined && value < flag.min;
       const high = flag.max !== undefined && value > flag.max;
       if (!ok || low || high) {
@@ -53,7 +83,7 @@ export function parseFlags(
       out[name] = value;
     }
   }
-  return out;
+  return { flags: out, operands };
 }
 
 /** A flag's bounds as its error states them: ` from 1 to 100`, ` ≥ 1`, ` ≤ 100`, or nothing. */

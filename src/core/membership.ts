@@ -96,8 +96,8 @@ export class Membership<T, S = ShardSpec<T>> {
 
   remove(id: unknown, drain: boolean): Promise<void> {
     const shard = this.shards.find((s) => s.id === id);
-    if (shard === undefined)
-      return Promise.reject(new ConfigError('id', 'must name a member shard', id));
+    // A bad call throws, as `add` and `set` do; the balancer's public methods reject with it.
+    if (shard === undefined) throw new ConfigError('id', 'must name a member shard', id);
     // Out of the membership first, so aborting its attempts (which frees slots and starts queued
     // runs) cannot hand it a new pick.
     this.install(this.shards.filter((s) => s !== shard));

@@ -5,6 +5,7 @@ import {
   checkObjectLike,
   checkPickerObject,
   checkPlainObject,
+  checkTimeout,
   denseArray,
   duration,
   fn,
@@ -240,10 +241,7 @@ function checkedLimit(value: unknown, from?: string): ConcurrencyLimit {
   );
 }
 
-export function checkTimeout(field: string, value: unknown): number {
-  if (value === Number.POSITIVE_INFINITY) return value;
-  return duration(field, value, true);
-}
+export { checkTimeout } from '../base/validate.js';
 
 /** Tiers: a dense, non-empty array of plain label requirements (compiled by routing). */
 function checkPrefer(value: unknown): void {

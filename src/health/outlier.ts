@@ -85,7 +85,7 @@ export class OutlierDetector<S extends HealthSubject> {
 
   /**
    * Lets one probe through to ejected `shard` before its ejection ends, because keyed work waits
-   * for it (`routing/home-lines.ts`). A success restores it as any probe does; a failure before
+   * for it (`admission/home-lines.ts`). A success restores it as any probe does; a failure before
    * the ejection's end puts it back, ejected until then, without a new ejection.
    */
   probeEarly(shard: S): void {

@@ -1,5 +1,5 @@
 /**
- * Errors of the HTTP transport, branded like the core's (`src/errors.ts`): a stable `code`, a
+ * Errors of the HTTP transport, branded like the core's (`src/base/errors.ts`): a stable `code`, a
  * `name`, and a `Symbol.for('shardwise.error')` brand that `isShardwiseError` recognises from any
  * copy of the package. They never hold request headers (credentials live there), nor the query
  * string of the path.

@@ -1,6 +1,6 @@
 /**
  * The retry budget of records retried one by one (after a partial failure): Finagle's
- * `RetryBudget`, as `health/budget.ts` keeps it for runs, counted in records. A record may be sent
+ * `RetryBudget`, as `retry/budget.ts` keeps it for runs, counted in records. A record may be sent
  * again when
  *
  *   records re-sent in the window + 1 ≤ ratio × records sent in the window + minPerSecond × ttlMs / 1000

@@ -3,16 +3,38 @@
  * the jitter and taking a token from the budget, both passed in) from the error, the attempt and
  * the run's options. The balancer carries it out.
  */
-
-import type { Run } from '../admission/run.js';
 import {
+  type AttemptRecord,
   PushBackError,
   RetriesExhaustedError,
   ShardRemovedError,
   ShardUnavailableError,
 } from '../base/errors.js';
+import type { CompiledRequirement } from '../base/types.js';
 import type { Shard } from '../load/shard.js';
 import { backoffDelay, provesNotSent, type ResolvedRetryOptions } from './options.js';
+
+/**
+ * What the retry decision reads and keeps of a run (a dispatcher's `Run` is one): the policy
+ * needs no more of it, and so sits below the room that owns runs.
+ */
+export interface RetryingRun<T> {
+  readonly attempt: number;
+  /** Attempts the balancer ended itself (a shard removed without drain). */
+  owed: number;
+  /** Attempts that spent none of `retry.attempts`. */
+  free: number;
+  readonly idempotent: boolean;
+  readonly signal: AbortSignal | undefined;
+  /** Past this balancer-clock time the run waits no more. */
+  readonly deadlineMs: number;
+  /** The run's own retry rule; undefined: the balancer's. */
+  readonly retry: ResolvedRetryOptions | false | undefined;
+  readonly admittedMs: number;
+  readonly requirement: CompiledRequirement | undefined;
+  records: AttemptRecord[] | undefined;
+  tried: Shard<T>[] | undefined;
+}
 
 /** What the decision is made from. */
 export interface RetryInput {
@@ -130,7 +152,7 @@ export function spendsNoAttempt(error: unknown, strict: boolean): boolean {
  * `retry` (and its opting out of the budget) wins over the balancer's.
  */
 export function decideRunRetry<T>(
-  run: Run<T>,
+  run: RetryingRun<T>,
   error: unknown,
   retryable: boolean,
   pushBackWaitMs: number,
@@ -168,7 +190,12 @@ function settle(reason: string, exhausted = false): RetryDecision {
 }
 
 /** Remembers a failed attempt on the run: its record (for `RetriesExhaustedError`), its shard as tried. */
-export function noteFailure<T>(run: Run<T>, shard: Shard<T>, error: unknown, nowMs: number): void {
+export function noteFailure<T>(
+  run: RetryingRun<T>,
+  shard: Shard<T>,
+  error: unknown,
+  nowMs: number,
+): void {
   const record = { shardId: shard.id, error, elapsedMs: nowMs - run.admittedMs };
   if (run.records === undefined) run.records = [record];
   else run.records.push(record);
@@ -183,7 +210,7 @@ export function noteFailure<T>(run: Run<T>, shard: Shard<T>, error: unknown, now
  * attempt.
  */
 export function finalError<T>(
-  run: Run<T>,
+  run: RetryingRun<T>,
   error: unknown,
   decision: { reason: string; exhausted: boolean; waitMs?: number },
   nowMs: number,

@@ -41,9 +41,11 @@ export class Availability<T> {
   /**
    * Why `shard` can take no attempt of a run that may use it alone (a keyed run's home) now, or
    * undefined when it can: ejected (outside panic, overall or within the run's rule —
-   * `rulePanics`), pushing back at `nowMs`, or at its cap.
+   * `rulePanics`), pushing back at `nowMs`, or at its cap. A removed shard has no slot to give:
+   * capped, as `available` says no to it too.
    */
   why(shard: Shard<T>, nowMs: number, rulePanics = false): Unavailable | undefined {
+    if (shard.removed) return 'capped';
     if (shard.health.state === 'ejected' && !this.panic && !rulePanics) return 'ejected';
     if (shard.pushedBackAt(nowMs)) return 'pushback';
     return shard.hasRoom ? undefined : 'capped';

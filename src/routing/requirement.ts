@@ -1,24 +1,9 @@
 import { ConfigError } from '../base/errors.js';
 import { redactValue } from '../base/redact.js';
-import type { ShardState } from '../base/types.js';
+import type { CompiledRequirement, Requirement, ShardState } from '../base/types.js';
 
-/**
- * A hard routing rule: label → allowed value(s). A shard satisfies it when, for every label, its
- * value is allowed. `zone` counts as a label when the shard's labels do not set it.
- *
- * @example
- * const euOnly: Requirement = { region: 'eu' };
- * const euOrCh: Requirement = { region: ['eu', 'ch'] };
- */
-export type Requirement = Record<string, string | readonly string[]>;
-
-/** A requirement checked once and compiled for matching: `[label, allowed values]` pairs. */
-export interface CompiledRequirement {
-  readonly source: Requirement;
-  readonly terms: readonly (readonly [string, readonly string[]])[];
-  /** For messages: `region=eu, tenant=a|b`. */
-  readonly text: string;
-}
+// The shapes live with the other shared types (a run carries its rule below routing).
+export type { CompiledRequirement, Requirement };
 
 /** The value a shard has for a label (`zone` as a fallback label). */
 export function labelOf(shard: ShardState, label: string): string | undefined {

@@ -90,10 +90,6 @@ export class Router<T> {
   }
 
   /**
-   * The home of `run`'s key: the first shard of the key's order among the members its rule
-   * allows (the picker's `home()`, or its choice among all of them). Cached per membership.
-   */
-  /**
    * The home a strict keyed run may use alone, as it is now (the membership may have changed
    * since its attempt started); undefined for any other run.
    */
@@ -103,6 +99,10 @@ export class Router<T> {
     return home instanceof Shard ? home : undefined;
   }
 
+  /**
+   * The home of `run`'s key: the first shard of the key's order among the members its rule
+   * allows (the picker's `home()`, or its choice among all of them). Cached per membership.
+   */
   home(run: Run<T>, nowMs: number): Shard<T> | undefined | Error {
     const version = this.#host.membership.version;
     if (run.keyed === undefined) run.keyed = new KeyedState<T>();

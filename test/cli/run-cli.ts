@@ -3,7 +3,7 @@
  * sources), or any script under tsx, in its own process group with a bounded timeout: on timeout
  * the whole group (the command and the demo's shard process) is killed and `timedOut` is set.
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -63,4 +63,40 @@ export function stackFrames(text: string): string[] {
  */
 export function unwrap(text: string): string {
   return text.replace(/\n +(?=\S)/g, ' ');
+}
+
+/**
+ * Starts the command in a child process of its own — node with tsx as its loader, so a signal sent
+ * to the child reaches the command itself (the `tsx` launcher would relay it) — and resolves with
+ * what it printed once it exits. Killed (SIGKILL) after `timeoutMs` at the latest.
+ */
+export function startCli(
+  args: string[],
+  timeoutMs = 60_000,
+): { child: ChildProcess; done: Promise<Ran> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NO_COLOR: '1' },
+  });
+  let out = '';
+  let err = '';
+  let timedOut = false;
+  child.stdout!.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  child.stderr!.on('data', (d: Buffer) => {
+    err += d.toString();
+  });
+  const timer = setTimeout(() => {
+    timedOut = true;
+    child.kill('SIGKILL');
+  }, timeoutMs);
+  const done = new Promise<Ran>((resolve) => {
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, out, err, timedOut });
+    });
+  });
+  return { child, done };
 }

@@ -1,13 +1,20 @@
 /**
  * Every line the command prints fits an 80-column terminal (80 × 30 is where a new user first
- * runs it): help, errors, the simulate table with the longest picker names, and the demo — its
- * progress in a log and in a terminal, its table, the batched pass and the closing lines. ANSI
- * escapes (the terminal's line redraw) take no column.
+ * runs it): help, errors, the simulate table with the longest picker names, the demo — its
+ * progress in a log and in a terminal, its table, the batched pass and the closing lines — and a
+ * load (`ingest`, `replay`): its progress in a terminal and in a log, its notices and summaries.
+ * ANSI escapes (the terminal's line redraw) take no column.
  */
+import { EventEmitter } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { LoadProgress } from '../../src/cli/load-progress.js';
 import { main } from '../../src/cli/main.js';
 import { PICKERS } from '../../src/cli/pickers.js';
+import { runCli, startLineShards, writeLines } from './load-helpers.js';
 
 /** A sink for the command's output; `tty` makes it look like a terminal to the demo. */
 function sink(tty = false): { stream: Writable; text: () => string } {
@@ -53,6 +60,11 @@ describe('every line the command prints fits 80 columns', () => {
     [['simulate', '--picker', 'nope']],
     [['demo', '--records', '0']],
     [['simulate', '--out', 'report.png']],
+    [['ingest', '--help']],
+    [['replay', '--help']],
+    [['ingest']],
+    [['ingest', 'x.jsonl', '--to', 'ftp://somewhere.example.com:9/with/a/long/path/indeed']],
+    [['replay', 'dead.ndjson', '--to', 'http://127.0.0.1:9', '--key', 'k', '--picker', 'p2c']],
   ])('shardwise %j', async (argv) => {
     const { text } = await printed(argv);
     expect(text.length).toBeGreaterThan(0);
@@ -107,4 +119,93 @@ describe('every line the command prints fits 80 columns', () => {
     expect(text).toContain('\r\x1b[2K');
     expect(tooWide(text)).toEqual([]);
   }, 60_000);
+});
+
+describe('a load prints within 80 columns', () => {
+  it('in a terminal: progress, notices, summaries stopped and resumed', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'shardwise-width-'));
+    const shards = await startLineShards(12);
+    try {
+      const file = join(dir, 'in.jsonl');
+      writeLines(file, 0, 20_000, (id) => (id % 997 === 0 ? { poison: 1 } : {}));
+      shards.refuse('poison');
+      shards.delay(5);
+      const args = [
+        'ingest',
+        file,
+        '--to',
+        shards.origins.join(','),
+        '--batch',
+        '50',
+        '--dead-letter',
+        join(dir, 'dead.ndjson'),
+        '--checkpoint',
+        join(dir, 'load.ckpt'),
+      ];
+      const signals = new EventEmitter();
+      const stopping = runCli(args, { signals, tty: true });
+      await shards.until(5_000);
+      signals.emit('SIGINT');
+      const stopped = await stopping;
+      expect(stopped.code).toBe(3);
+      expect(stopped.err).toContain('\r\x1b[2K');
+      const resumed = await runCli(args, { tty: true });
+      expect(resumed.code).toBe(1);
+      for (const text of [stopped.out, stopped.err, resumed.out, resumed.err]) {
+        expect(tooWide(text)).toEqual([]);
+      }
+    } finally {
+      await shards.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('the log entry of a fleet of 40, shards waiting', () => {
+    const origins = Array.from({ length: 40 }, (_, i) => `http://10.0.0.${i + 1}:8080`);
+    const out = sink();
+    const progress = new LoadProgress(out.stream, {
+      tty: false,
+      origins,
+      totalBytes: 10 ** 12,
+      startBytes: 0,
+      startMs: 0,
+      label: 'replay',
+    });
+    const perShard = Object.fromEntries(origins.map((o, i) => [o, 123_456_789 + i]));
+    const shards = Object.fromEntries(
+      origins.map((o, i) => [
+        o,
+        {
+          held: 0,
+          ready: 0,
+          inFlight: 0,
+          written: 0,
+          waiting: i % 3 === 0 ? ('pushBack' as const) : undefined,
+        },
+      ]),
+    );
+    progress.update({
+      progress: {
+        written: 9_876_543_210,
+        failed: 12_345,
+        uncertain: 678,
+        resent: 9,
+        bytes: 10 ** 12,
+        transit: { raw: 10 ** 12, wire: 10 ** 12, received: 0 },
+        retries: 123_456,
+        batches: 1,
+        held: 100_000,
+        queued: 0,
+        inFlight: 64,
+        elapsedMs: 1,
+        perShard,
+        shards,
+      },
+      read: { bytes: 5 * 10 ** 11, exact: true },
+      records: 1,
+      nowMs: 60_000,
+    });
+    expect(out.text().split('\n').length).toBeGreaterThan(2);
+    expect(tooWide(out.text())).toEqual([]);
+  });
 });

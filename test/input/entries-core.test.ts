@@ -6,7 +6,7 @@ import { expectConfigError, holeInTheMiddle, notABag, sparse } from './shapes.js
 
 /**
  * Bad input shapes that still escape as a raw `TypeError` or are silently ignored, in files the
- * core owns (`health/retry.ts`, `routing/requirement.ts`, `http/balancer.ts`,
+ * core owns (`retry/options.ts`, `routing/requirement.ts`, `http/balancer.ts`,
  * `testing/simulate-options.ts`). Each names the promise it checks: a `ConfigError` naming the
  * field. Kept apart from entries.test.ts so the fixes there can be told from these.
  */

@@ -42,7 +42,7 @@ describe('reportLoad from a send whose shard was removed while it ran (drain)', 
       await removed;
       const result = await outcome;
       await balancer.close();
-      // src/balancer.ts reportLoad JSDoc: "a custom one may, with the shard or id its `send` was
+      // src/core/balancer.ts reportLoad JSDoc: "a custom one may, with the shard or id its `send` was
       // given"; docs/performance.md calls the ConfigError in this case a bug (fixed for HTTP only).
       expect(result.ok ? 'written' : String(result.e)).toBe('written');
     });

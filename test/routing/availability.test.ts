@@ -25,6 +25,15 @@ function fleet(limits: number[]) {
 }
 
 describe('Availability', () => {
+  it('gives one answer for a removed shard: not available, and why says it has no slot', () => {
+    const { shards, availability } = fleet([2]);
+    const a = shards[0]!;
+    expect(availability.why(a, 0)).toBeUndefined();
+    a.removed = true;
+    expect(availability.available(a)).toBe(false);
+    expect(availability.why(a, 0)).toBe('capped');
+  });
+
   it('counts a shard blocked while its slots are full, and free again when one frees', () => {
     const { shards, availability } = fleet([2, 1]);
     const [a, b] = shards as [Shard<string>, Shard<string>];

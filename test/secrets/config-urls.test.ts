@@ -9,7 +9,7 @@ import { leaks, outcomeOf } from './scan.js';
  * (and not echoed in the error, nor when it fails to parse)".
  *
  * Passwords that hold a character a URL would want percent-encoded (`/`, `#`, `?`, a space, a
- * quote) and query strings holding an unencoded space: `redactText` (src/redact.ts) stops at those
+ * quote) and query strings holding an unencoded space: `redactText` (src/base/redact.ts) stops at those
  * characters and lets the rest through.
  */
 const PW = 'AtkOriginPw91x';

@@ -9,7 +9,7 @@ import { collectEvents, leaks, outcomeOf } from './scan.js';
  * `token=…`) and, for a body up to 4 KiB, the body itself".
  *
  * No size bound is documented for credential-named body fields, but `bodySecrets`
- * (src/redact.ts) only looks at the first 64 KiB of a body (`MAX_BODY_SCAN`). A shard that quotes
+ * (src/base/redact.ts) only looks at the first 64 KiB of a body (`MAX_BODY_SCAN`). A shard that quotes
  * the value of a field it could not parse, the way Elasticsearch's `mapper_parsing_exception`
  * does ("Preview of field's value: '…'"), leaks a password that sits past 64 KiB of the body:
  * a batch of a few hundred records (http.ingest's default batch is 500 records / 1 MiB).

@@ -63,17 +63,9 @@ export interface ConsistentHashOptions {
   fallback?: Picker;
 }
 
-/** What `resize()` did, as given to `onRehash` listeners. */
-export interface RehashEvent {
-  /** The picker's name, e.g. `consistent-hash:maglev`. */
-  picker: string;
-  /** The new table size. */
-  tableSize: number;
-  /** The size before (0 when no table had been built). */
-  previousTableSize: number;
-  /** The exact fraction of the 32-bit key-hash space whose shard changed, in [0, 1]. */
-  moved: number;
-}
+import type { RehashEvent } from '../../base/events.js';
+
+export type { RehashEvent };
 
 /** A snapshot of a consistent-hash picker's placement, from `describe()`. */
 export interface HashDescription {
