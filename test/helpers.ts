@@ -1,9 +1,10 @@
 /**
- * Shared helpers of the core tests: a microtask flush, tasks that settle on virtual time, and
- * plain `ShardState`-like objects for testing pickers on their own.
+ * Shared helpers of the core tests: a microtask flush, tasks that settle on virtual time, plain
+ * `ShardState`-like objects for testing pickers on their own, and the builder of a balancer on
+ * virtual time (`makeBalancer`, `shardsOf`).
  */
 import { afterEach, beforeEach } from 'vitest';
-import { Balancer, type BalancerOptions, type ShardState } from '../src/index.js';
+import { Balancer, type BalancerOptions, type ShardSpec, type ShardState } from '../src/index.js';
 import { ManualClock, seededRandom } from '../src/testing/index.js';
 
 /** Lets every pending promise callback run (settlement goes through them). */
@@ -140,19 +141,54 @@ export function processWarnings(): string[] {
   return names;
 }
 
-/** A balancer of string targets (`t-<id>`) on a fresh `ManualClock`, with `seededRandom(1)`. */
+/**
+ * Options of a test balancer: any `Balancer` option, passed through unchanged; `shards` may be
+ * left out (see `makeBalancer`) and the clock, when given, is a `ManualClock` the test drives.
+ */
+export type TestBalancerOptions<T> = Partial<Omit<BalancerOptions<T>, 'clock'>> & {
+  clock?: ManualClock;
+};
+
+/** A balancer on virtual time and the clock that drives it. */
+export interface TestBalancer<T> {
+  clock: ManualClock;
+  balancer: Balancer<T>;
+}
+
+/**
+ * A balancer on a `ManualClock` (a fresh one unless `options.clock` is given) with
+ * `seededRandom(1)`, then `options` over those: a test states what matters to it, and another seed
+ * (`random: seededRandom(7)`) or the default entropy (`random: undefined`) when it needs one.
+ * Without `options.shards`, the shards are `ids` with string targets `t-<id>`.
+ *
+ * @example
+ * const { clock, balancer } = makeBalancer({ shards: shardsOf(['a', 'b', 'c']), retry: false });
+ */
+export function makeBalancer<T>(
+  options: TestBalancerOptions<T> & { shards: ShardSpec<T>[] },
+): TestBalancer<T>;
 export function makeBalancer(
-  options: Partial<BalancerOptions<string>> = {},
+  options?: TestBalancerOptions<string>,
+  ids?: readonly string[],
+): TestBalancer<string>;
+export function makeBalancer<T>(
+  options: TestBalancerOptions<T> = {},
   ids: readonly string[] = ['a', 'b'],
-): { clock: ManualClock; balancer: Balancer<string> } {
-  const clock = new ManualClock();
-  const balancer = new Balancer<string>({
-    shards: ids.map((id) => ({ id, target: `t-${id}` })),
-    clock,
+): TestBalancer<T> {
+  const clock = options.clock ?? new ManualClock();
+  const balancer = new Balancer<T>({
+    // Only the string overload leaves `shards` out.
+    shards: ids.map((id) => ({ id, target: `t-${id}` as T })),
     random: seededRandom(1),
     ...options,
+    clock,
   });
   return { clock, balancer };
+}
+
+/** Plain shard specs whose target is the id itself: `shardsOf(['a'])` is `[{ id: 'a', target: 'a' }]`. */
+export function shardsOf(ids: readonly string[]): ShardSpec<string>[] {
+  return ids.map((id) => ({ id, target: id }));
 }
 
 /** What `promise` settles with: its value, or the error it rejected with. */
