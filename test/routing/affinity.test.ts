@@ -5,24 +5,29 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
-  Balancer,
-  type BalancerOptions,
+  type Balancer,
   type ConsistentHashPicker,
   consistentHash,
   type RouteEvent,
   ShardUnavailableError,
 } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { failAfter, resolveAfter, tick, track } from '../helpers.js';
+import { type ManualClock, seededRandom } from '../../src/testing/index.js';
+import {
+  failAfter,
+  makeBalancer,
+  resolveAfter,
+  shardsOf,
+  type TestBalancerOptions,
+  tick,
+  track,
+} from '../helpers.js';
 
 const IDS = ['a', 'b', 'c'];
 
-function make(picker: ConsistentHashPicker, options: Partial<BalancerOptions<string>> = {}) {
-  const clock = new ManualClock();
-  const balancer = new Balancer<string>({
-    shards: IDS.map((id) => ({ id, target: id })),
+function make(picker: ConsistentHashPicker, options: TestBalancerOptions<string> = {}) {
+  const { clock, balancer } = makeBalancer({
+    shards: shardsOf(IDS),
     picker,
-    clock,
     random: seededRandom(3),
     ...options,
   });

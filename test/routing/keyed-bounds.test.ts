@@ -3,8 +3,6 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
-  Balancer,
-  type BalancerOptions,
   type ConsistentHashPicker,
   consistentHash,
   MissingKeyError,
@@ -12,19 +10,25 @@ import {
   roundRobin,
   ShardUnavailableError,
 } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { failAfter, resolveAfter, tick, track } from '../helpers.js';
+import { seededRandom } from '../../src/testing/index.js';
+import {
+  failAfter,
+  makeBalancer,
+  resolveAfter,
+  shardsOf,
+  type TestBalancerOptions,
+  tick,
+  track,
+} from '../helpers.js';
 
 function make(
   picker: ConsistentHashPicker,
-  options: Partial<BalancerOptions<string>> = {},
+  options: TestBalancerOptions<string> = {},
   ids: string[] = ['a', 'b', 'c', 'd'],
 ) {
-  const clock = new ManualClock();
-  const balancer = new Balancer<string>({
-    shards: ids.map((id) => ({ id, target: id })),
+  const { clock, balancer } = makeBalancer({
+    shards: shardsOf(ids),
     picker,
-    clock,
     random: seededRandom(7),
     ...options,
   });
@@ -226,8 +230,7 @@ describe('keyless runs under a keyed picker', () => {
 
 describe('strict keyed runs and rules', () => {
   it('a strict keyed run whose rule excludes its home never reaches a shard outside the rule', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
+    const { balancer } = makeBalancer({
       shards: [
         { id: 'fra', target: 'fra', labels: { region: 'eu' } },
         { id: 'ams', target: 'ams', labels: { region: 'eu' } },
@@ -235,8 +238,6 @@ describe('strict keyed runs and rules', () => {
         { id: 'sfo', target: 'sfo', labels: { region: 'us' } },
       ],
       picker: consistentHash(),
-      clock,
-      random: seededRandom(1),
     });
     let key = '';
     for (let i = 0; ; i++) {

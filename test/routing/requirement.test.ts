@@ -7,7 +7,8 @@ import {
   roundRobin,
   type ShardSpec,
 } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
+import { seededRandom } from '../../src/testing/index.js';
+import { makeBalancer } from '../helpers.js';
 
 const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -19,11 +20,9 @@ const fleet: ShardSpec<string>[] = [
 ];
 
 function make(extra: Record<string, unknown> = {}) {
-  const clock = new ManualClock();
-  const balancer = new Balancer<string>({
+  const { clock, balancer } = makeBalancer({
     shards: fleet,
     picker: roundRobin(),
-    clock,
     random: seededRandom(7),
     ...extra,
   });

@@ -1,17 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import type { ShardSpec } from '../../src/base/types.js';
-import { Balancer, type BalancerOptions, type RouteEvent, roundRobin } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { flush, resolveAfter, tick, track } from '../helpers.js';
+import { type RouteEvent, roundRobin } from '../../src/index.js';
+import {
+  flush,
+  makeBalancer,
+  resolveAfter,
+  type TestBalancerOptions,
+  tick,
+  track,
+} from '../helpers.js';
 
 /** A round-robin balancer over `shards` on a manual clock, with `options` beside. */
-function make(shards: ShardSpec<string>[], options: Partial<BalancerOptions<string>> = {}) {
-  const clock = new ManualClock();
-  const balancer = new Balancer<string>({
+function make(shards: ShardSpec<string>[], options: TestBalancerOptions<string> = {}) {
+  const { clock, balancer } = makeBalancer({
     shards,
     picker: roundRobin(),
-    clock,
-    random: seededRandom(1),
     ...options,
   });
   return { clock, balancer };

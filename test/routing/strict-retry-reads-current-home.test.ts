@@ -3,23 +3,19 @@
  * the one cached when the attempt started, not the key's home now.
  */
 import { describe, expect, it } from 'vitest';
-import { Balancer, consistentHash, PushBackError } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { failAfter, flush, resolveAfter, tick, track } from '../helpers.js';
+import { consistentHash, PushBackError } from '../../src/index.js';
+import { ManualClock } from '../../src/testing/index.js';
+import { failAfter, flush, makeBalancer, resolveAfter, shardsOf, tick, track } from '../helpers.js';
 
 function make(clock: ManualClock) {
-  return new Balancer<string>({
-    shards: [
-      { id: 'a', target: 'a' },
-      { id: 'b', target: 'b' },
-    ],
+  return makeBalancer({
+    clock,
+    shards: shardsOf(['a', 'b']),
     picker: consistentHash({ algorithm: 'rendezvous' }),
     timeoutMs: 1_000,
     health: false,
     retry: { attempts: 3, backoff: { baseMs: 1, maxMs: 1 }, budget: false },
-    clock,
-    random: seededRandom(1),
-  });
+  }).balancer;
 }
 
 /** A strict keyed run of `key` that 'a' pushes back for 10 s, and any other shard serves. */
