@@ -2,9 +2,8 @@
  * Attacks on panic mode and strict affinity's home lines.
  */
 import { describe, expect, it } from 'vitest';
-import { Balancer, consistentHash } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { failAfter, resolveAfter, tick, track } from '../helpers.js';
+import { type Balancer, consistentHash } from '../../src/index.js';
+import { failAfter, makeBalancer, resolveAfter, shardsOf, tick, track } from '../helpers.js';
 
 function keyFor(balancer: Balancer<string>, home: string): string {
   for (let i = 0; ; i++) if (balancer.homeOf(`k${i}`) === home) return `k${i}`;
@@ -12,12 +11,9 @@ function keyFor(balancer: Balancer<string>, home: string): string {
 
 describe('panic mode and runs waiting for an ejected home', () => {
   it('when panic starts, a keyed run waiting for its ejected home starts there (ejection is ignored)', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
-      shards: ['a', 'b', 'c', 'd'].map((id) => ({ id, target: id })),
+    const { clock, balancer } = makeBalancer({
+      shards: shardsOf(['a', 'b', 'c', 'd']),
       picker: consistentHash({ algorithm: 'maglev' }),
-      clock,
-      random: seededRandom(1),
       retry: false,
       timeoutMs: 5_000,
       health: {

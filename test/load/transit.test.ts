@@ -4,15 +4,8 @@
  * after — and reports that are not byte counts are refused by name.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  Balancer,
-  type BalancerOptions,
-  ConfigError,
-  roundRobin,
-  type TransitEvent,
-} from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { flush, tick } from '../helpers.js';
+import { ConfigError, roundRobin, type TransitEvent } from '../../src/index.js';
+import { flush, makeBalancer, type TestBalancerOptions, tick } from '../helpers.js';
 
 const SHARDS = [
   { id: 'a', target: 'a', labels: { site: 'onprem', region: 'eu' } },
@@ -21,13 +14,10 @@ const SHARDS = [
   { id: 'd', target: 'd', zone: 'eu-2' },
 ];
 
-function make(options: Partial<BalancerOptions<string>> = {}) {
-  const clock = new ManualClock();
-  const balancer = new Balancer<string>({
+function make(options: TestBalancerOptions<string> = {}) {
+  const { clock, balancer } = makeBalancer({
     shards: SHARDS,
     picker: roundRobin(),
-    clock,
-    random: seededRandom(1),
     ...options,
   });
   return { clock, balancer };

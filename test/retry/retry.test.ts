@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  Balancer,
-  type BalancerOptions,
+  type Balancer,
   consistentHash,
   type EjectEvent,
   type FailureEvent,
@@ -13,18 +12,25 @@ import {
   type RetryEvent,
   roundRobin,
 } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { failAfter, flush, resolveAfter, tick, track } from '../helpers.js';
+import { type ManualClock, seededRandom } from '../../src/testing/index.js';
+import {
+  failAfter,
+  flush,
+  makeBalancer,
+  resolveAfter,
+  shardsOf,
+  type TestBalancerOptions,
+  tick,
+  track,
+} from '../helpers.js';
 
 function make(
-  options: Partial<BalancerOptions<string>> = {},
+  options: TestBalancerOptions<string> = {},
   ids: readonly string[] = ['a', 'b', 'c'],
   seed = 1,
 ): { clock: ManualClock; balancer: Balancer<string> } {
-  const clock = new ManualClock();
-  const balancer = new Balancer<string>({
-    shards: ids.map((id) => ({ id, target: id })),
-    clock,
+  const { clock, balancer } = makeBalancer({
+    shards: shardsOf(ids),
     random: seededRandom(seed),
     ...options,
   });

@@ -5,19 +5,15 @@
  * counted as a displacement from the old one.
  */
 import { describe, expect, it } from 'vitest';
-import { Balancer, consistentHash, type RouteEvent } from '../../../src/index.js';
-import { ManualClock, seededRandom } from '../../../src/testing/index.js';
-import { failAfter, resolveAfter, tick } from '../../helpers.js';
+import { type Balancer, consistentHash, type RouteEvent } from '../../../src/index.js';
+import { failAfter, makeBalancer, resolveAfter, tick } from '../../helpers.js';
 
 const IDS = ['a', 'b', 'c', 'd'];
 
 function make(picker: ReturnType<typeof consistentHash>, cap = 32) {
-  const clock = new ManualClock();
-  const balancer = new Balancer<string>({
+  const { clock, balancer } = makeBalancer({
     shards: IDS.map((id) => ({ id, target: id })),
     picker,
-    clock,
-    random: seededRandom(1),
     maxInFlightPerShard: cap,
   });
   const routes: RouteEvent[] = [];
