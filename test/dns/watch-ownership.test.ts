@@ -4,7 +4,7 @@ import { type DnsChange, type DnsWatch, watchDns } from '../../src/dns/index.js'
 import { createHttpBalancer, type HttpBalancer } from '../../src/http/index.js';
 import { Balancer } from '../../src/index.js';
 import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { flush } from '../helpers.js';
+import { flush, makeBalancer } from '../helpers.js';
 import { DnsServer, DOMAIN, findDnsmasq, next } from './dnsmasq.js';
 
 const DNSMASQ = findDnsmasq();
@@ -95,11 +95,9 @@ describe.skipIf(DNSMASQ === undefined)('watchDns', () => {
 
   it('the first resolution replaces the seed shards, even one whose id is a resolved address:port (target from DNS)', async () => {
     dns = await DnsServer.start({ hosts: { ingest: ['127.0.0.11'] } });
-    const clock = new ManualClock();
     // A seed built from a cached list, with the plain-http target and another zone.
-    const balancer = new Balancer<string>({
+    const { balancer } = makeBalancer({
       shards: [{ id: '127.0.0.11:9000', target: 'http://127.0.0.11:9000', zone: 'z1' }],
-      clock,
       random: seededRandom(5),
     });
     const w = watchDns(balancer, {

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { Balancer, type Picker, p2c } from '../../src/index.js';
 import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { countBy, flush } from '../helpers.js';
+import { countBy, flush, makeBalancer, shardsOf } from '../helpers.js';
 
 const HUGE = 2_000_000_000; // a 2 GB upload in flight
 const SMALL = 1_000;
@@ -61,12 +61,9 @@ describe('byte-aware load', () => {
   });
 
   it('bytesInFlight follows runs as they start and settle', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
-      shards: [{ id: 'a', target: 'a' }],
+    const { balancer } = makeBalancer({
+      shards: shardsOf(['a']),
       picker: p2c({ load: 'bytes' }),
-      clock,
-      random: seededRandom(1),
     });
     let release!: () => void;
     const running = balancer.run(() => new Promise<void>((r) => (release = r)), { bytes: 5_000 });
