@@ -2,7 +2,6 @@ import { createSocket, type Socket } from 'node:dgram';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type DnsChange, type DnsWatch, watchDns } from '../../src/dns/index.js';
 import { createHttpBalancer, type HttpBalancer } from '../../src/http/index.js';
-import { Balancer } from '../../src/index.js';
 import { ManualClock, seededRandom } from '../../src/testing/index.js';
 import { flush, makeBalancer } from '../helpers.js';
 import { DnsServer, DOMAIN, findDnsmasq, next } from './dnsmasq.js';
@@ -11,7 +10,7 @@ const DNSMASQ = findDnsmasq();
 const NAME = `ingest.${DOMAIN}`;
 
 function balancerOn(clock: ManualClock, shards = [{ id: 'seed', target: 'http://seed:1' }]) {
-  return new Balancer<string>({ shards, clock, random: seededRandom(5) });
+  return makeBalancer({ clock, shards, random: seededRandom(5) }).balancer;
 }
 const ids = (b: { shards: readonly { id: string }[] }) => b.shards.map((s) => s.id);
 

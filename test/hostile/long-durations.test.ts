@@ -46,7 +46,12 @@ const never = () => new Promise<never>(() => {});
 describe('long durations on the virtual clock (the core does not shorten them)', () => {
   it.each(LONG)('timeoutMs of %s fires exactly then', async (_name, ms) => {
     const clock = new ManualClock();
-    const balancer = new Balancer({ shards: [{ id: 'a', target: 0 }], clock, timeoutMs: ms });
+    const { balancer } = makeBalancer({
+      clock,
+      shards: [{ id: 'a', target: 0 }],
+      timeoutMs: ms,
+      random: undefined,
+    });
     let settled: unknown;
     void balancer.run(never).catch((e: unknown) => {
       settled = e;

@@ -61,12 +61,12 @@ describe('instrument: several readers, several balancers', () => {
     provider = new MeterProvider({ readers: [reader] });
     const clock = new ManualClock();
     const mk = (seed: number, id: string) =>
-      new Balancer<string>({
-        shards: [{ id, target: id }],
+      makeBalancer({
         clock,
+        shards: shardsOf([id]),
         random: seededRandom(seed),
         maxInFlightPerShard: 1,
-      });
+      }).balancer;
     const http = mk(1, 'http-a');
     const s3 = mk(2, 's3-a');
     const d1 = instrument(http, {
