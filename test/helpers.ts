@@ -1,7 +1,7 @@
 /**
  * Shared helpers of the core tests: a microtask flush, tasks that settle on virtual time, plain
  * `ShardState`-like objects for testing pickers on their own, and the builder of a balancer on
- * virtual time (`makeBalancer`, `shardsOf`).
+ * virtual time (`makeBalancer`, `shardsOf`) with a key for a chosen home (`keyHomedOn`).
  */
 import { afterEach, beforeEach } from 'vitest';
 import { Balancer, type BalancerOptions, type ShardSpec, type ShardState } from '../src/index.js';
@@ -189,6 +189,20 @@ export function makeBalancer<T>(
 /** Plain shard specs whose target is the id itself: `shardsOf(['a'])` is `[{ id: 'a', target: 'a' }]`. */
 export function shardsOf(ids: readonly string[]): ShardSpec<string>[] {
   return ids.map((id) => ({ id, target: id }));
+}
+
+/**
+ * The first key `<prefix>0`, `<prefix>1`, … whose home is `shardId` (a keyed test's key for a
+ * chosen shard); throws if none of the first 10 000 is.
+ */
+export function keyHomedOn(
+  balancer: { homeOf(key: string): string | undefined },
+  shardId: string,
+  prefix = 'k',
+): string {
+  for (let i = 0; i < 10_000; i++)
+    if (balancer.homeOf(`${prefix}${i}`) === shardId) return `${prefix}${i}`;
+  throw new Error(`no key of the first 10 000 has its home on ${shardId}`);
 }
 
 /** What `promise` settles with: its value, or the error it rejected with. */

@@ -5,7 +5,16 @@
 import { describe, expect, it } from 'vitest';
 import { consistentHash, QueueFullError } from '../../src/index.js';
 import { seededRandom } from '../../src/testing/index.js';
-import { failAfter, flush, makeBalancer, resolveAfter, shardsOf, tick, track } from '../helpers.js';
+import {
+  failAfter,
+  flush,
+  keyHomedOn,
+  makeBalancer,
+  resolveAfter,
+  shardsOf,
+  tick,
+  track,
+} from '../helpers.js';
 
 describe("overflow 'reject' full: a keyed run that starts at once and the retry budget", () => {
   it('docs say it earns no retry: its retry is refused by an otherwise empty budget', async () => {
@@ -23,10 +32,7 @@ describe("overflow 'reject' full: a keyed run that starts at once and the retry 
       health: false,
       random: seededRandom(3),
     });
-    const keyOn = (id: string): string => {
-      for (let i = 0; i < 1_000; i++) if (balancer.homeOf(`k${i}`) === id) return `k${i}`;
-      throw new Error(`no key for ${id}`);
-    };
+    const keyOn = (id: string): string => keyHomedOn(balancer, id);
     track(balancer.run(() => new Promise(() => {}), { key: keyOn('a') }));
     track(balancer.run(async () => 'a2', { key: keyOn('a') }));
     await flush();

@@ -14,6 +14,7 @@ import {
 import { type ManualClock, seededRandom } from '../../src/testing/index.js';
 import {
   failAfter,
+  keyHomedOn,
   makeBalancer,
   resolveAfter,
   shardsOf,
@@ -76,9 +77,7 @@ describe('strict affinity (the default for keyed pickers)', () => {
     const { clock, balancer } = make(consistentHash({ algorithm: 'maglev' }), {
       maxInFlightPerShard: 1,
     });
-    const key = (home: string) => {
-      for (let i = 0; ; i++) if (balancer.homeOf(`k${i}`) === home) return `k${i}`;
-    };
+    const key = (home: string) => keyHomedOn(balancer, home);
     const order: string[] = [];
     const hold = (label: string, ms: number) => (shard: { id: string }) => {
       order.push(`${label}@${shard.id}`);
@@ -185,9 +184,7 @@ describe('strict affinity (the default for keyed pickers)', () => {
     const { clock, balancer } = make(consistentHash({ algorithm: 'ring' }), {
       maxInFlightPerShard: 1,
     });
-    const key = (home: string) => {
-      for (let i = 0; ; i++) if (balancer.homeOf(`q${i}`) === home) return `q${i}`;
-    };
+    const key = (home: string) => keyHomedOn(balancer, home, 'q');
     const k = key('c');
     const busy = balancer.run(() => resolveAfter(clock, 1_000, 'busy'), { key: k });
     const waiting = track(balancer.run((shard) => resolveAfter(clock, 1, shard.id), { key: k }));

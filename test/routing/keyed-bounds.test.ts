@@ -13,6 +13,7 @@ import {
 import { seededRandom } from '../../src/testing/index.js';
 import {
   failAfter,
+  keyHomedOn,
   makeBalancer,
   resolveAfter,
   shardsOf,
@@ -132,9 +133,7 @@ describe('spill: capped home and capped next candidate', () => {
     const home = balancer.homeOf('k')!;
     const other = home === 'a' ? 'b' : 'a';
     // Hold the home for 100 ms and the other for 10 ms (with keys of their own).
-    const keyOn = (id: string) => {
-      for (let i = 0; ; i++) if (balancer.homeOf(`x${i}`) === id) return `x${i}`;
-    };
+    const keyOn = (id: string) => keyHomedOn(balancer, id, 'x');
     track(balancer.run(() => resolveAfter(clock, 100, 0), { key: keyOn(home) }));
     track(balancer.run(() => resolveAfter(clock, 10, 0), { key: keyOn(other) }));
     const ran = track(balancer.run(async (s) => s.id, { key: 'k' }));
@@ -239,13 +238,7 @@ describe('strict keyed runs and rules', () => {
       ],
       picker: consistentHash(),
     });
-    let key = '';
-    for (let i = 0; ; i++) {
-      if (balancer.homeOf(`k${i}`) === 'iad') {
-        key = `k${i}`;
-        break;
-      }
-    }
+    const key = keyHomedOn(balancer, 'iad');
     const routes: RouteEvent[] = [];
     balancer.on('route', (e) => routes.push(e));
     const ran = await balancer.run(async (s) => s.id, { key, require: { region: 'eu' } });

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { consistentHash, type RouteEvent, roundRobin } from '../../src/index.js';
 import { seededRandom } from '../../src/testing/index.js';
-import { makeBalancer, resolveAfter, tick, track } from '../helpers.js';
+import { keyHomedOn, makeBalancer, resolveAfter, tick, track } from '../helpers.js';
 
 describe('stats().labels and zone', () => {
   it('zone counts as a label for rules, and its attempts are counted in stats().labels.zone', async () => {
@@ -62,14 +62,7 @@ describe('strict keyed runs with rules across label changes', () => {
       random: seededRandom(2),
     });
     const rule = { region: 'eu' };
-    let key = '';
-    for (let i = 0; ; i++) {
-      const k = `k${i}`;
-      if (balancer.homeOf(k) === 'a') {
-        key = k;
-        break;
-      }
-    }
+    const key = keyHomedOn(balancer, 'a');
     const ranOn: [string, string][] = [];
     const hold = track(balancer.run((s) => resolveAfter(clock, 100, s.id), { key, require: rule }));
     const parked = track(

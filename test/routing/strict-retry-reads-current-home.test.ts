@@ -5,7 +5,16 @@
 import { describe, expect, it } from 'vitest';
 import { consistentHash, PushBackError } from '../../src/index.js';
 import { ManualClock } from '../../src/testing/index.js';
-import { failAfter, flush, makeBalancer, resolveAfter, shardsOf, tick, track } from '../helpers.js';
+import {
+  failAfter,
+  flush,
+  keyHomedOn,
+  makeBalancer,
+  resolveAfter,
+  shardsOf,
+  tick,
+  track,
+} from '../helpers.js';
 
 function make(clock: ManualClock) {
   return makeBalancer({
@@ -39,12 +48,7 @@ describe('strict keyed retry after push-back reads the key’s current home', ()
   it('home removed (drain) while its attempt runs: the retry goes to the key’s new home', async () => {
     const clock = new ManualClock();
     const balancer = make(clock);
-    let key = '';
-    for (let i = 0; i < 1_000; i++)
-      if (balancer.homeOf(`k${i}`) === 'a') {
-        key = `k${i}`;
-        break;
-      }
+    const key = keyHomedOn(balancer, 'a');
     const { seen, out } = pushedBackOnA(balancer, clock, key);
     await flush();
     expect(seen).toEqual(['a']);
