@@ -4,9 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { roundRobin } from '../../src/index.js';
 import type { ManualClock } from '../../src/testing/index.js';
-import { makeBalancer, shardsOf } from '../helpers.js';
-
-const flush = () => new Promise<void>((r) => setImmediate(r));
+import { flush, makeBalancer, shardsOf } from '../helpers.js';
 
 async function runOut(clock: ManualClock): Promise<void> {
   for (let i = 0; i < 50; i++) {

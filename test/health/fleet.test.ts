@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { peakEwma, type ShardState } from '../../src/index.js';
 import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { makeBalancer } from '../helpers.js';
+import { flush, makeBalancer } from '../helpers.js';
 
 /**
  * The real Balancer on a manual clock, with shards as functions whose behaviour follows a
@@ -68,7 +68,6 @@ describe('a failing fleet (simulated, deterministic)', () => {
           ]),
       ],
     ];
-    const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
     let next = 0;
     for (let ms = 0; ms < 10_000; ms++) {
       while (schedule[0] !== undefined && schedule[0][0] <= ms) schedule.shift()![1]();

@@ -9,9 +9,7 @@ import {
   roundRobin,
 } from '../../src/index.js';
 import { seededRandom } from '../../src/testing/index.js';
-import { makeBalancer, shardsOf } from '../helpers.js';
-
-const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
+import { flush, makeBalancer, shardsOf } from '../helpers.js';
 
 describe('adaptive limits in the Balancer', () => {
   it('gives each shard its own limit, reports it in stats and the limit event', async () => {

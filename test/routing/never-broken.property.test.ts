@@ -11,7 +11,7 @@ import {
   type ShardState,
 } from '../../src/index.js';
 import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { makeBalancer } from '../helpers.js';
+import { flush, makeBalancer } from '../helpers.js';
 
 /**
  * The governance guarantee, checked by property: whatever the picker, failures, timeouts,
@@ -109,7 +109,6 @@ describe('routing rules are never broken', () => {
               1 + rnd() * 5,
             );
           });
-        const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
         let settled = 0;
         let removed = false;
         for (let i = 0; i < 5_000; i++) {

@@ -8,9 +8,7 @@ import {
   type ShardSpec,
 } from '../../src/index.js';
 import { seededRandom } from '../../src/testing/index.js';
-import { makeBalancer } from '../helpers.js';
-
-const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
+import { flush, makeBalancer } from '../helpers.js';
 
 const fleet: ShardSpec<string>[] = [
   { id: 'eu-1', target: 'eu-1', labels: { region: 'eu', site: 'onprem' } },

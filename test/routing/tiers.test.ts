@@ -1,9 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Balancer, ConfigError, type RouteEvent, roundRobin } from '../../src/index.js';
 import { seededRandom, simulate } from '../../src/testing/index.js';
-import { makeBalancer } from '../helpers.js';
-
-const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
+import { flush, makeBalancer } from '../helpers.js';
 
 const shards = [
   { id: 'op-1', target: 1, labels: { site: 'onprem' } },
