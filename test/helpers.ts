@@ -1,9 +1,10 @@
 /**
  * Shared helpers of the core tests: a microtask flush, tasks that settle on virtual time, plain
  * `ShardState`-like objects for testing pickers on their own, and the builder of a balancer on
- * virtual time (`makeBalancer`, `shardsOf`) with a key for a chosen home (`keyHomedOn`).
+ * virtual time (`makeBalancer`, `shardsOf`) with a key for a chosen home (`keyHomedOn`) and the events it emits (`recorded`).
  */
 import { afterEach, beforeEach } from 'vitest';
+import type { BalancerEvents } from '../src/base/events.js';
 import { Balancer, type BalancerOptions, type ShardSpec, type ShardState } from '../src/index.js';
 import { ManualClock, seededRandom } from '../src/testing/index.js';
 
@@ -203,6 +204,20 @@ export function keyHomedOn(
   for (let i = 0; i < 10_000; i++)
     if (balancer.homeOf(`${prefix}${i}`) === shardId) return `${prefix}${i}`;
   throw new Error(`no key of the first 10 000 has its home on ${shardId}`);
+}
+
+/** The balancer events that carry a payload, and the payload of each. */
+type Payload<K extends keyof BalancerEvents> = BalancerEvents[K] extends [infer P] ? P : never;
+
+/** Every `name` event `balancer` emits from now on, in order (a live list the test reads). */
+export function recorded<K extends keyof BalancerEvents>(
+  balancer: Balancer<any, any>,
+  name: K,
+): Payload<K>[] {
+  const events: Payload<K>[] = [];
+  const push = (payload: Payload<K>) => events.push(payload);
+  balancer.on(name, push as never);
+  return events;
 }
 
 /** What `promise` settles with: its value, or the error it rejected with. */

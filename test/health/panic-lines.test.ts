@@ -7,6 +7,7 @@ import {
   failAfter,
   keyHomedOn,
   makeBalancer,
+  recorded,
   resolveAfter,
   shardsOf,
   tick,
@@ -27,8 +28,7 @@ describe('panic mode and runs waiting for an ejected home', () => {
         panicThreshold: 50,
       },
     });
-    const panics: unknown[] = [];
-    balancer.on('panic', (e) => panics.push(e));
+    const panics = recorded(balancer, 'panic');
     const fail = (home: string) =>
       track(
         balancer.run(() => failAfter(clock, 1, new Error('down')), {

@@ -8,7 +8,6 @@ import {
   type Balancer,
   type ConsistentHashPicker,
   consistentHash,
-  type RouteEvent,
   ShardUnavailableError,
 } from '../../src/index.js';
 import { type ManualClock, seededRandom } from '../../src/testing/index.js';
@@ -16,6 +15,7 @@ import {
   failAfter,
   keyHomedOn,
   makeBalancer,
+  recorded,
   resolveAfter,
   shardsOf,
   type TestBalancerOptions,
@@ -32,8 +32,7 @@ function make(picker: ConsistentHashPicker, options: TestBalancerOptions<string>
     random: seededRandom(3),
     ...options,
   });
-  const routes: RouteEvent[] = [];
-  balancer.on('route', (e) => routes.push(e));
+  const routes = recorded(balancer, 'route');
   return { clock, balancer, routes };
 }
 
@@ -265,8 +264,7 @@ describe('rehash', () => {
   it('growing a Maglev table is explicit, and the balancer emits one rehash event with the keys moved', () => {
     const picker = consistentHash({ algorithm: 'maglev' });
     const { balancer } = make(picker);
-    const events: unknown[] = [];
-    balancer.on('rehash', (e) => events.push(e));
+    const events = recorded(balancer, 'rehash');
     const event = picker.resize(655373);
     expect(events).toEqual([event]);
     expect(event).toMatchObject({ tableSize: 655373, previousTableSize: 65537 });

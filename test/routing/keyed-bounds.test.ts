@@ -6,7 +6,6 @@ import {
   type ConsistentHashPicker,
   consistentHash,
   MissingKeyError,
-  type RouteEvent,
   roundRobin,
   ShardUnavailableError,
 } from '../../src/index.js';
@@ -15,6 +14,7 @@ import {
   failAfter,
   keyHomedOn,
   makeBalancer,
+  recorded,
   resolveAfter,
   shardsOf,
   type TestBalancerOptions,
@@ -33,8 +33,7 @@ function make(
     random: seededRandom(7),
     ...options,
   });
-  const routes: RouteEvent[] = [];
-  balancer.on('route', (e) => routes.push(e));
+  const routes = recorded(balancer, 'route');
   return { clock, balancer, routes };
 }
 
@@ -239,8 +238,7 @@ describe('strict keyed runs and rules', () => {
       picker: consistentHash(),
     });
     const key = keyHomedOn(balancer, 'iad');
-    const routes: RouteEvent[] = [];
-    balancer.on('route', (e) => routes.push(e));
+    const routes = recorded(balancer, 'route');
     const ran = await balancer.run(async (s) => s.id, { key, require: { region: 'eu' } });
     expect(['fra', 'ams']).toContain(ran);
     expect(routes[0]!.home).toBe(ran);

@@ -2,9 +2,9 @@
  * Red-team attacks: governance audit (tiers, labels) and keyed runs across label changes.
  */
 import { describe, expect, it } from 'vitest';
-import { consistentHash, type RouteEvent, roundRobin } from '../../src/index.js';
+import { consistentHash, roundRobin } from '../../src/index.js';
 import { seededRandom } from '../../src/testing/index.js';
-import { keyHomedOn, makeBalancer, resolveAfter, tick, track } from '../helpers.js';
+import { keyHomedOn, makeBalancer, recorded, resolveAfter, tick, track } from '../helpers.js';
 
 describe('stats().labels and zone', () => {
   it('zone counts as a label for rules, and its attempts are counted in stats().labels.zone', async () => {
@@ -38,8 +38,7 @@ describe('stats().tiers with keyed runs', () => {
       prefer: [{ site: 'onprem' }, { site: 'cloud' }],
       random: seededRandom(2),
     });
-    const routes: RouteEvent[] = [];
-    balancer.on('route', (e) => routes.push(e));
+    const routes = recorded(balancer, 'route');
     for (let i = 0; i < 60; i++) await balancer.run(async (s) => s.id, { key: `k${i}` });
     const s = balancer.stats();
     expect(s.tiers.reduce((n, t) => n + t.requests, 0)).toBe(60);

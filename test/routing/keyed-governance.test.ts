@@ -8,11 +8,17 @@ import {
   consistentHash,
   PushBackError,
   type Requirement,
-  type RouteEvent,
   roundRobin,
 } from '../../src/index.js';
 import { seededRandom } from '../../src/testing/index.js';
-import { makeBalancer, shardsOf, type TestBalancerOptions, tick, track } from '../helpers.js';
+import {
+  makeBalancer,
+  recorded,
+  shardsOf,
+  type TestBalancerOptions,
+  tick,
+  track,
+} from '../helpers.js';
 
 function make(
   picker: ConsistentHashPicker,
@@ -30,8 +36,7 @@ function make(
     random: seededRandom(3),
     ...options,
   });
-  const routes: RouteEvent[] = [];
-  balancer.on('route', (e) => routes.push(e));
+  const routes = recorded(balancer, 'route');
   return { clock, balancer, routes };
 }
 

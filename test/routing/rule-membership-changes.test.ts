@@ -4,6 +4,7 @@ import { type RouteEvent, roundRobin } from '../../src/index.js';
 import {
   flush,
   makeBalancer,
+  recorded,
   resolveAfter,
   type TestBalancerOptions,
   tick,
@@ -61,8 +62,7 @@ describe('membership changes re-evaluate waiting runs', () => {
         maxInFlightPerShard: 1,
       },
     );
-    const routes: RouteEvent[] = [];
-    balancer.on('route', (e) => routes.push(e));
+    const routes = recorded(balancer, 'route');
     const first = track(balancer.run(() => resolveAfter(clock, 5000, 'x')));
     const second = track(balancer.run(async (s) => s.id));
     await flush();
@@ -90,8 +90,7 @@ describe('membership changes re-evaluate waiting runs', () => {
       ],
       { prefer: [{ site: 'onprem' }, { site: 'cloud' }] },
     );
-    const routes: RouteEvent[] = [];
-    balancer.on('route', (e) => routes.push(e));
+    const routes = recorded(balancer, 'route');
     const rule = { site: ['onprem', 'cloud'] };
     expect(await balancer.run(async (s) => s.id, { require: rule })).toBe('op-1');
     expect(await balancer.run(async (s) => s.id)).toBe('op-1');

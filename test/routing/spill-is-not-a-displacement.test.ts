@@ -5,8 +5,8 @@
  * "`boundedLoad: c` … it also moves when its home already holds ceil(c × (inFlight + 1) / n)").
  */
 import { describe, expect, it } from 'vitest';
-import { consistentHash, type RouteEvent } from '../../src/index.js';
-import { makeBalancer, tick, track } from '../helpers.js';
+import { consistentHash } from '../../src/index.js';
+import { makeBalancer, recorded, tick, track } from '../helpers.js';
 
 describe("affinity 'spill' with prefer tiers: the key's home in a later tier", () => {
   it('a run placed in tier 0 away from its idle cloud home is not reported as a bounded-load displacement', async () => {
@@ -21,8 +21,7 @@ describe("affinity 'spill' with prefer tiers: the key's home in a later tier", (
       picker,
       prefer: [{ site: 'onprem' }, { site: 'cloud' }],
     });
-    const routes: RouteEvent[] = [];
-    balancer.on('route', (e) => routes.push(e));
+    const routes = recorded(balancer, 'route');
     // A key whose home is a cloud shard (deterministic: murmur3 over fixed keys).
     let key: string | undefined;
     for (let i = 0; i < 200 && key === undefined; i++) {

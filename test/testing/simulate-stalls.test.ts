@@ -9,7 +9,7 @@ import {
   shardViews,
   simulate,
 } from '../../src/testing/index.js';
-import { makeBalancer, shardsOf } from '../helpers.js';
+import { makeBalancer, recorded, shardsOf } from '../helpers.js';
 
 describe('simulate stalls', () => {
   for (const algorithm of ['ring', 'maglev', 'rendezvous', 'jump'] as const) {
@@ -121,8 +121,7 @@ describe('balancer and pickers', () => {
       shards: shardsOf(['a', 'b', 'c', 'd']),
       picker,
     });
-    const events: unknown[] = [];
-    b.on('rehash', (e) => events.push(e));
+    const events = recorded(b, 'rehash');
     picker.resize(655373);
     expect(events).toHaveLength(1);
     for (let i = 0; i < 200; i++) {

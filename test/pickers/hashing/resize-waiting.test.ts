@@ -5,8 +5,8 @@
  * counted as a displacement from the old one.
  */
 import { describe, expect, it } from 'vitest';
-import { type Balancer, consistentHash, type RouteEvent } from '../../../src/index.js';
-import { failAfter, makeBalancer, resolveAfter, tick } from '../../helpers.js';
+import { type Balancer, consistentHash } from '../../../src/index.js';
+import { failAfter, makeBalancer, recorded, resolveAfter, tick } from '../../helpers.js';
 
 const IDS = ['a', 'b', 'c', 'd'];
 
@@ -16,8 +16,7 @@ function make(picker: ReturnType<typeof consistentHash>, cap = 32) {
     picker,
     maxInFlightPerShard: cap,
   });
-  const routes: RouteEvent[] = [];
-  balancer.on('route', (e) => routes.push(e));
+  const routes = recorded(balancer, 'route');
   return { clock, balancer, routes };
 }
 
