@@ -1,9 +1,11 @@
 /**
- * Shared helpers of the core tests: a microtask flush, tasks that settle on virtual time, and
- * plain `ShardState`-like objects for testing pickers on their own.
+ * Shared helpers of the core tests: a microtask flush, tasks that settle on virtual time, plain
+ * `ShardState`-like objects for testing pickers on their own, and the builder of a balancer on
+ * virtual time (`makeBalancer`, `shardsOf`) with a key for a chosen home (`keyHomedOn`) and the events it emits (`recorded`).
  */
 import { afterEach, beforeEach } from 'vitest';
-import { Balancer, type BalancerOptions, type ShardState } from '../src/index.js';
+import type { BalancerEvents } from '../src/base/events.js';
+import { Balancer, type BalancerOptions, type ShardSpec, type ShardState } from '../src/index.js';
 import { ManualClock, seededRandom } from '../src/testing/index.js';
 
 /** Lets every pending promise callback run (settlement goes through them). */
@@ -140,19 +142,82 @@ export function processWarnings(): string[] {
   return names;
 }
 
-/** A balancer of string targets (`t-<id>`) on a fresh `ManualClock`, with `seededRandom(1)`. */
+/**
+ * Options of a test balancer: any `Balancer` option, passed through unchanged; `shards` may be
+ * left out (see `makeBalancer`) and the clock, when given, is a `ManualClock` the test drives.
+ */
+export type TestBalancerOptions<T> = Partial<Omit<BalancerOptions<T>, 'clock'>> & {
+  clock?: ManualClock;
+};
+
+/** A balancer on virtual time and the clock that drives it. */
+export interface TestBalancer<T> {
+  clock: ManualClock;
+  balancer: Balancer<T>;
+}
+
+/**
+ * A balancer on a `ManualClock` (a fresh one unless `options.clock` is given) with
+ * `seededRandom(1)`, then `options` over those: a test states what matters to it, and another seed
+ * (`random: seededRandom(7)`) or the default entropy (`random: undefined`) when it needs one.
+ * Without `options.shards`, the shards are `ids` with string targets `t-<id>`.
+ *
+ * @example
+ * const { clock, balancer } = makeBalancer({ shards: shardsOf(['a', 'b', 'c']), retry: false });
+ */
+export function makeBalancer<T>(
+  options: TestBalancerOptions<T> & { shards: ShardSpec<T>[] },
+): TestBalancer<T>;
 export function makeBalancer(
-  options: Partial<BalancerOptions<string>> = {},
+  options?: TestBalancerOptions<string>,
+  ids?: readonly string[],
+): TestBalancer<string>;
+export function makeBalancer<T>(
+  options: TestBalancerOptions<T> = {},
   ids: readonly string[] = ['a', 'b'],
-): { clock: ManualClock; balancer: Balancer<string> } {
-  const clock = new ManualClock();
-  const balancer = new Balancer<string>({
-    shards: ids.map((id) => ({ id, target: `t-${id}` })),
-    clock,
+): TestBalancer<T> {
+  const clock = options.clock ?? new ManualClock();
+  const balancer = new Balancer<T>({
+    // Only the string overload leaves `shards` out.
+    shards: ids.map((id) => ({ id, target: `t-${id}` as T })),
     random: seededRandom(1),
     ...options,
+    clock,
   });
   return { clock, balancer };
+}
+
+/** Plain shard specs whose target is the id itself: `shardsOf(['a'])` is `[{ id: 'a', target: 'a' }]`. */
+export function shardsOf(ids: readonly string[]): ShardSpec<string>[] {
+  return ids.map((id) => ({ id, target: id }));
+}
+
+/**
+ * The first key `<prefix>0`, `<prefix>1`, … whose home is `shardId` (a keyed test's key for a
+ * chosen shard); throws if none of the first 10 000 is.
+ */
+export function keyHomedOn(
+  balancer: { homeOf(key: string): string | undefined },
+  shardId: string,
+  prefix = 'k',
+): string {
+  for (let i = 0; i < 10_000; i++)
+    if (balancer.homeOf(`${prefix}${i}`) === shardId) return `${prefix}${i}`;
+  throw new Error(`no key of the first 10 000 has its home on ${shardId}`);
+}
+
+/** The balancer events that carry a payload, and the payload of each. */
+type Payload<K extends keyof BalancerEvents> = BalancerEvents[K] extends [infer P] ? P : never;
+
+/** Every `name` event `balancer` emits from now on, in order (a live list the test reads). */
+export function recorded<K extends keyof BalancerEvents>(
+  balancer: Balancer<any, any>,
+  name: K,
+): Payload<K>[] {
+  const events: Payload<K>[] = [];
+  const push = (payload: Payload<K>) => events.push(payload);
+  balancer.on(name, push as never);
+  return events;
 }
 
 /** What `promise` settles with: its value, or the error it rejected with. */

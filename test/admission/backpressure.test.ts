@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { Balancer, QueueFullError } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { flush, resolveAfter } from '../helpers.js';
+import { type Balancer, QueueFullError } from '../../src/index.js';
+import { seededRandom } from '../../src/testing/index.js';
+import { flush, makeBalancer, resolveAfter, shardsOf } from '../helpers.js';
 
 interface Result {
   settled: number;
@@ -20,13 +20,11 @@ async function load(
   total: number,
   overflow: 'wait' | 'reject',
 ): Promise<{ balancer: Balancer<string>; result: Result }> {
-  const clock = new ManualClock();
-  const balancer = new Balancer<string>({
-    shards: ['a', 'b', 'c', 'd'].map((id) => ({ id, target: id })),
+  const { clock, balancer } = makeBalancer({
+    shards: shardsOf(['a', 'b', 'c', 'd']),
     maxInFlightPerShard: 8,
     maxQueued: 100,
     overflow,
-    clock,
     random: seededRandom(99),
   });
   const result: Result = {
@@ -99,13 +97,10 @@ describe('backpressure through ready()', () => {
   });
 
   it('a loader that ignores ready() would overrun the queue (the control)', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
-      shards: [{ id: 'a', target: 'a' }],
+    const { clock, balancer } = makeBalancer({
+      shards: shardsOf(['a']),
       maxInFlightPerShard: 1,
       maxQueued: 10,
-      clock,
-      random: seededRandom(1),
     });
     const runs = Array.from({ length: 50 }, (_, i) =>
       balancer.run(() => resolveAfter(clock, 1, i)),

@@ -3,18 +3,23 @@
  * run may pass runs that waited longer for the same free slot.
  */
 import { describe, expect, it } from 'vitest';
-import { Balancer, consistentHash, QueueFullError } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { failAfter, flush, resolveAfter, tick, track } from '../helpers.js';
+import { consistentHash, QueueFullError } from '../../src/index.js';
+import { seededRandom } from '../../src/testing/index.js';
+import {
+  failAfter,
+  flush,
+  keyHomedOn,
+  makeBalancer,
+  resolveAfter,
+  shardsOf,
+  tick,
+  track,
+} from '../helpers.js';
 
 describe("overflow 'reject' full: a keyed run that starts at once and the retry budget", () => {
   it('docs say it earns no retry: its retry is refused by an otherwise empty budget', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
-      shards: [
-        { id: 'a', target: 'a' },
-        { id: 'b', target: 'b' },
-      ],
+    const { clock, balancer } = makeBalancer({
+      shards: shardsOf(['a', 'b']),
       picker: consistentHash({ algorithm: 'rendezvous' }),
       maxInFlightPerShard: 1,
       maxQueued: 1,
@@ -25,13 +30,9 @@ describe("overflow 'reject' full: a keyed run that starts at once and the retry 
         budget: { ratio: 1, minPerSecond: 0, ttlMs: 1_000 },
       },
       health: false,
-      clock,
       random: seededRandom(3),
     });
-    const keyOn = (id: string): string => {
-      for (let i = 0; i < 1_000; i++) if (balancer.homeOf(`k${i}`) === id) return `k${i}`;
-      throw new Error(`no key for ${id}`);
-    };
+    const keyOn = (id: string): string => keyHomedOn(balancer, id);
     track(balancer.run(() => new Promise(() => {}), { key: keyOn('a') }));
     track(balancer.run(async () => 'a2', { key: keyOn('a') }));
     await flush();
@@ -61,9 +62,8 @@ describe("overflow 'reject' full: a keyed run that starts at once and the retry 
 
 describe('admission while full keeps arrival order for a free slot', () => {
   it("a new run does not start ahead of an older run queued for the same free shard (overflow 'reject')", async () => {
-    const clock = new ManualClock();
     const HELD = 65; // more rule-held runs than the pump steps over
-    const balancer = new Balancer<string>({
+    const { clock, balancer } = makeBalancer({
       shards: [
         { id: 'a', target: 'a', labels: { region: 'eu' } },
         { id: 'b', target: 'b', labels: { region: 'us' } },
@@ -72,8 +72,6 @@ describe('admission while full keeps arrival order for a free slot', () => {
       maxQueued: HELD + 1,
       overflow: 'reject',
       health: false,
-      clock,
-      random: seededRandom(1),
     });
     track(balancer.run(() => new Promise<string>(() => {}), { require: { region: 'eu' } }));
     for (let i = 0; i < HELD; i++)

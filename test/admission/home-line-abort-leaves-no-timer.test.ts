@@ -3,18 +3,14 @@
  * aborts it, and the balancer is closed. Nothing may be left: no run, no count, no timer.
  */
 import { describe, expect, it } from 'vitest';
-import { Balancer, consistentHash, PushBackError } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { flush, track } from '../helpers.js';
+import { consistentHash, PushBackError } from '../../src/index.js';
+import { flush, makeBalancer, shardsOf, track } from '../helpers.js';
 
 describe('abort while waiting in a pushed-back home line', () => {
   it('after the abort and close(), no timer of the balancer is left pending', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
-      shards: ['a', 'b', 'c'].map((id) => ({ id, target: id })),
+    const { clock, balancer } = makeBalancer({
+      shards: shardsOf(['a', 'b', 'c']),
       picker: consistentHash(),
-      clock,
-      random: seededRandom(1),
       retry: false,
     });
     // The key's home pushes back for an hour (a PushBackError may ask for up to 365 days).

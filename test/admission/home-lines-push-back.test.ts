@@ -2,18 +2,14 @@
  * Attacks on strict affinity's home lines: wake-ups that are lost.
  */
 import { describe, expect, it } from 'vitest';
-import { Balancer, consistentHash, PushBackError } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { failAfter, resolveAfter, tick, track } from '../helpers.js';
+import { consistentHash, PushBackError } from '../../src/index.js';
+import { failAfter, makeBalancer, resolveAfter, shardsOf, tick, track } from '../helpers.js';
 
 describe('strict keyed runs parked for push-back', () => {
   it('a longer second push-back does not strand the line: both runs go home when it ends', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
-      shards: ['a', 'b', 'c'].map((id) => ({ id, target: id })),
+    const { clock, balancer } = makeBalancer({
+      shards: shardsOf(['a', 'b', 'c']),
       picker: consistentHash({ algorithm: 'maglev' }),
-      clock,
-      random: seededRandom(1),
       health: false,
     });
     const key = 'tenant-1';
@@ -49,12 +45,9 @@ describe('strict keyed runs parked for push-back', () => {
   });
 
   it('with a timeoutMs, the run is not failed with ShardUnavailableError after its home came back', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
-      shards: ['a', 'b', 'c'].map((id) => ({ id, target: id })),
+    const { clock, balancer } = makeBalancer({
+      shards: shardsOf(['a', 'b', 'c']),
       picker: consistentHash({ algorithm: 'maglev' }),
-      clock,
-      random: seededRandom(1),
       health: false,
       timeoutMs: 3_000,
     });
@@ -85,12 +78,9 @@ describe('strict keyed runs parked for push-back', () => {
 
 describe('strict keyed runs parked behind a capped home that then pushes back', () => {
   it('a run waiting for a slot on its home is served when the home’s push-back ends', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
-      shards: ['a', 'b', 'c'].map((id) => ({ id, target: id })),
+    const { clock, balancer } = makeBalancer({
+      shards: shardsOf(['a', 'b', 'c']),
       picker: consistentHash({ algorithm: 'maglev' }),
-      clock,
-      random: seededRandom(1),
       maxInFlightPerShard: 1,
       retry: false,
       timeoutMs: 1_000,
@@ -115,12 +105,9 @@ describe('strict keyed runs parked behind a capped home that then pushes back', 
   });
 
   it('drain() resolves once the home’s push-back is over (nothing is left waiting forever)', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
-      shards: ['a', 'b', 'c'].map((id) => ({ id, target: id })),
+    const { clock, balancer } = makeBalancer({
+      shards: shardsOf(['a', 'b', 'c']),
       picker: consistentHash({ algorithm: 'maglev' }),
-      clock,
-      random: seededRandom(1),
       maxInFlightPerShard: 1,
       retry: false,
     });

@@ -3,21 +3,19 @@
  * runs admitted without funding the retry budget.
  */
 import { describe, expect, it } from 'vitest';
-import { Balancer } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { flush, resolveAfter, tick, track } from '../helpers.js';
+import { ManualClock } from '../../src/testing/index.js';
+import { flush, makeBalancer, resolveAfter, tick, track } from '../helpers.js';
 
 function labelled(clock: ManualClock, extra: Record<string, unknown>) {
-  return new Balancer<string>({
+  return makeBalancer({
+    clock,
     shards: [
       { id: 'a', target: 'a', labels: { region: 'eu' } },
       { id: 'b', target: 'b', labels: { region: 'us' } },
     ],
     maxInFlightPerShard: 1,
-    clock,
-    random: seededRandom(1),
     ...extra,
-  });
+  }).balancer;
 }
 
 describe('admission: a run that would start at once never meets QueueFullError', () => {

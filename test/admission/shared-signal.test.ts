@@ -4,19 +4,15 @@
  * are they started — `fn` called, a request sent — although their signal has already aborted?
  */
 import { describe, expect, it } from 'vitest';
-import { Balancer, roundRobin } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { flush, track } from '../helpers.js';
+import { roundRobin } from '../../src/index.js';
+import { flush, makeBalancer, shardsOf, track } from '../helpers.js';
 
 describe('an abort of a signal shared by a running run and queued runs', () => {
   it('never calls fn for a queued run whose signal has already aborted', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
-      shards: [{ id: 'a', target: 'a' }],
+    const { balancer } = makeBalancer({
+      shards: shardsOf(['a']),
       picker: roundRobin(),
       maxInFlightPerShard: 1,
-      clock,
-      random: seededRandom(1),
     });
     const controller = new AbortController();
     const reason = new Error('operator stopped the load');

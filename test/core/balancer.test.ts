@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import {
   Balancer,
   BalancerClosedError,
-  type BalancerOptions,
   ConfigError,
   consistentHash,
   type FailureEvent,
@@ -31,6 +30,8 @@ import {
   flush,
   makeBalancer,
   resolveAfter,
+  shardsOf,
+  type TestBalancerOptions,
   tick,
   track,
 } from '../helpers.js';
@@ -523,13 +524,13 @@ describe('wrap', () => {
         return shards[0];
       },
     };
-    const balancer = new Balancer<string>({
+    const { balancer } = makeBalancer({
+      clock,
       shards: [
         { id: 'a', target: 'ta' },
         { id: 'b', target: 'tb' },
       ],
       picker,
-      clock,
       random: seededRandom(2),
       retry: { backoff: { baseMs: 0, maxMs: 0 } },
     });
@@ -616,7 +617,7 @@ describe('wrap', () => {
 });
 
 describe('pickers that break the contract', () => {
-  function withPicker(pick: Picker['pick'], options: Partial<BalancerOptions<string>> = {}) {
+  function withPicker(pick: Picker['pick'], options: TestBalancerOptions<string> = {}) {
     return make({ picker: { name: 'custom', pick }, ...options });
   }
 
@@ -641,16 +642,14 @@ describe('pickers that break the contract', () => {
   });
 
   it('a picker returning a shard at its cap (not offered) rejects with PickerError, never a hang', async () => {
-    const clock = new ManualClock();
     let sticky: ShardState | undefined;
-    const balancer = new Balancer<string>({
+    const { clock, balancer } = makeBalancer({
       shards: [
         { id: 'a', target: 'ta' },
         { id: 'b', target: 'tb' },
       ],
       picker: { name: 'sticky', pick: (shards) => sticky ?? shards[0] },
       maxInFlightPerShard: 1,
-      clock,
       random: seededRandom(3),
     });
     const first = balancer.run(() => resolveAfter(clock, 10, 'first'));
@@ -667,16 +666,14 @@ describe('pickers that break the contract', () => {
   });
 
   it('a picker returning a shard at its cap for a queued run settles it when it is pumped', async () => {
-    const clock = new ManualClock();
     let sticky: ShardState | undefined;
-    const balancer = new Balancer<string>({
+    const { clock, balancer } = makeBalancer({
       shards: [
         { id: 'a', target: 'ta' },
         { id: 'b', target: 'tb' },
       ],
       picker: roundRobin(),
       maxInFlightPerShard: 1,
-      clock,
       random: seededRandom(3),
     });
     const a = balancer.run(() => resolveAfter(clock, 10, 'a'));
@@ -871,14 +868,10 @@ describe('stats', () => {
 
 describe('pick requests', () => {
   it('the picker sees attempt, key, totalInFlight and the balancer’s random source', async () => {
-    const clock = new ManualClock();
     const rng = seededRandom(9);
     const requests: PickRequest[] = [];
-    const balancer = new Balancer<string>({
-      shards: [
-        { id: 'a', target: 'a' },
-        { id: 'b', target: 'b' },
-      ],
+    const { clock, balancer } = makeBalancer({
+      shards: shardsOf(['a', 'b']),
       picker: {
         name: 'spy',
         pick(shards, request) {
@@ -886,7 +879,6 @@ describe('pick requests', () => {
           return shards[shards.length - 1];
         },
       },
-      clock,
       random: rng,
     });
     const key = new Uint8Array([1, 2]);
@@ -925,11 +917,9 @@ describe('pick requests', () => {
       () => leastInFlight(),
     ];
     for (const make of makers) {
-      const clock = new ManualClock();
-      const balancer = new Balancer<string>({
-        shards: ['a', 'b', 'c', 'd'].map((id) => ({ id, target: id })),
+      const { clock, balancer } = makeBalancer({
+        shards: shardsOf(['a', 'b', 'c', 'd']),
         picker: make(),
-        clock,
         random: source,
         retry: { attempts: 3, backoff: { baseMs: 10, maxMs: 20 }, budget: false },
       });

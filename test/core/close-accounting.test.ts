@@ -2,18 +2,14 @@
  * Settlement accounting under close() and overflow.
  */
 import { describe, expect, it } from 'vitest';
-import { Balancer, BalancerClosedError, consistentHash, QueueFullError } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { failAfter, resolveAfter, tick, track } from '../helpers.js';
+import { BalancerClosedError, consistentHash, QueueFullError } from '../../src/index.js';
+import { failAfter, makeBalancer, resolveAfter, shardsOf, tick, track } from '../helpers.js';
 
 describe('close and overflow accounting', () => {
   it('close({ timeoutMs }) settles runs parked in home lines, queued, backing off and running; figures return to 0', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
-      shards: ['a', 'b', 'c'].map((id) => ({ id, target: id })),
+    const { clock, balancer } = makeBalancer({
+      shards: shardsOf(['a', 'b', 'c']),
       picker: consistentHash({ algorithm: 'maglev' }),
-      clock,
-      random: seededRandom(1),
       maxInFlightPerShard: 1,
       retry: { attempts: 5, backoff: { baseMs: 10_000, maxMs: 10_000 } },
     });
@@ -45,12 +41,9 @@ describe('close and overflow accounting', () => {
   });
 
   it("overflow 'reject': a keyed run that would park behind a full queue is refused, counted once", async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
-      shards: ['a', 'b'].map((id) => ({ id, target: id })),
+    const { clock, balancer } = makeBalancer({
+      shards: shardsOf(['a', 'b']),
       picker: consistentHash({ algorithm: 'ring' }),
-      clock,
-      random: seededRandom(1),
       maxInFlightPerShard: 1,
       maxQueued: 1,
       overflow: 'reject',

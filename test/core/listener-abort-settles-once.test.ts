@@ -10,23 +10,19 @@
  * settled"; `inFlight` back to 0.
  */
 import { describe, expect, it } from 'vitest';
-import { Balancer, roundRobin } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { flush, tick, track } from '../helpers.js';
+import { type Balancer, roundRobin } from '../../src/index.js';
+import { ManualClock } from '../../src/testing/index.js';
+import { flush, makeBalancer, shardsOf, tick, track } from '../helpers.js';
 
 function make(clock: ManualClock, timeoutMs?: number) {
-  return new Balancer<string>({
-    shards: [
-      { id: 'a', target: 'a' },
-      { id: 'b', target: 'b' },
-    ],
-    picker: roundRobin(),
+  return makeBalancer({
     clock,
-    random: seededRandom(1),
+    shards: shardsOf(['a', 'b']),
+    picker: roundRobin(),
     health: false,
     retry: { attempts: 3, backoff: { baseMs: 10, maxMs: 10 }, budget: false },
     ...(timeoutMs === undefined ? {} : { timeoutMs }),
-  });
+  }).balancer;
 }
 
 /** An idempotent run whose every attempt fails, on `signal`; `calls()` counts its attempts. */

@@ -2,10 +2,9 @@
  * A close from a listener while the queue pump runs: runs it settled are never started after it.
  */
 import { describe, expect, it } from 'vitest';
-import { Balancer, roundRobin } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-
-const flush = () => new Promise<void>((r) => setImmediate(r));
+import { roundRobin } from '../../src/index.js';
+import type { ManualClock } from '../../src/testing/index.js';
+import { flush, makeBalancer, shardsOf } from '../helpers.js';
 
 async function runOut(clock: ManualClock): Promise<void> {
   for (let i = 0; i < 50; i++) {
@@ -18,12 +17,9 @@ async function runOut(clock: ManualClock): Promise<void> {
 }
 
 function setup() {
-  const clock = new ManualClock();
-  const balancer = new Balancer<string>({
-    shards: [{ id: 'a', target: 'a' }],
+  const { clock, balancer } = makeBalancer({
+    shards: shardsOf(['a']),
     picker: roundRobin(),
-    clock,
-    random: seededRandom(1),
     maxInFlightPerShard: 1,
   });
   const calls: string[] = [];

@@ -2,21 +2,15 @@
  * Attacks on membership and lifecycle promises of the core Balancer.
  */
 import { describe, expect, it } from 'vitest';
-import { Balancer, roundRobin } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { failAfter, makeBalancer, resolveAfter, tick, track } from '../helpers.js';
-
-function ids(list: string[]) {
-  return list.map((id) => ({ id, target: id }));
-}
+import { roundRobin } from '../../src/index.js';
+import { seededRandom } from '../../src/testing/index.js';
+import { failAfter, makeBalancer, resolveAfter, shardsOf, tick, track } from '../helpers.js';
 
 describe('removeShard without drain: idempotent runs retry elsewhere', () => {
   it('every idempotent run aborted by the removal succeeds on the remaining shard (none lost to the retry budget)', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
-      shards: ids(['a', 'b']),
+    const { clock, balancer } = makeBalancer({
+      shards: shardsOf(['a', 'b']),
       picker: roundRobin(),
-      clock,
       random: seededRandom(7),
       maxInFlightPerShard: 1_000,
       maxInFlight: 10_000,
@@ -46,13 +40,10 @@ describe('removeShard without drain: idempotent runs retry elsewhere', () => {
 
 describe('health events of a removed shard', () => {
   it('a probe that succeeds on a shard removed while it ran emits no restore for it', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
-      shards: ids(['a', 'b', 'c']),
+    const { clock, balancer } = makeBalancer({
+      shards: shardsOf(['a', 'b', 'c']),
       // The first shard offered: a whenever it may be offered.
       picker: { name: 'first', pick: (shards) => shards[0] },
-      clock,
-      random: seededRandom(1),
       retry: false,
       health: { consecutiveFailures: 1, baseEjectionMs: 1_000, maxEjectedPercent: 50 },
     });
@@ -134,16 +125,13 @@ describe('re-entrancy: membership change from a pick listener', () => {
 
 describe('setShards diffs by id', () => {
   it('a staying id whose target is an equal but fresh object (re-read config) keeps its figures', async () => {
-    const clock = new ManualClock();
     const config = () => [
       { id: 'a', target: { url: 'http://10.0.0.1:8080' } },
       { id: 'b', target: { url: 'http://10.0.0.2:8080' } },
     ];
-    const balancer = new Balancer<{ url: string }>({
+    const { clock, balancer } = makeBalancer({
       shards: config(),
       picker: roundRobin(),
-      clock,
-      random: seededRandom(1),
     });
     const events: string[] = [];
     balancer.on('shardRemoved', (e) => events.push(`removed ${e.shardId}`));
@@ -174,14 +162,12 @@ describe('setShards diffs by id', () => {
     class Endpoint {
       constructor(readonly url: string) {}
     }
-    const balancer = new Balancer<unknown>({
+    const { balancer } = makeBalancer<unknown>({
       shards: [
         { id: 'a', target: { url: 'http://10.0.0.1:8080', tags: ['x'] } },
         { id: 'b', target: new Endpoint('http://10.0.0.2:8080') },
       ],
       picker: roundRobin(),
-      clock: new ManualClock(),
-      random: seededRandom(1),
     });
     const events: string[] = [];
     balancer.on('shardRemoved', (e) => events.push(`removed ${e.shardId}`));

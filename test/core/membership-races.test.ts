@@ -2,22 +2,14 @@
  * Attacks on membership changes at run time.
  */
 import { describe, expect, it } from 'vitest';
-import { aimd, Balancer, consistentHash, roundRobin, ShardRemovedError } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { failAfter, resolveAfter, tick, track } from '../helpers.js';
-
-function ids(list: string[]) {
-  return list.map((id) => ({ id, target: id }));
-}
+import { aimd, consistentHash, roundRobin, ShardRemovedError } from '../../src/index.js';
+import { failAfter, makeBalancer, resolveAfter, shardsOf, tick, track } from '../helpers.js';
 
 describe('remove and re-add with the same id while old attempts run', () => {
   it('in-flight figures stay per object and return to 0; removal resolves', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
-      shards: ids(['a', 'b']),
+    const { clock, balancer } = makeBalancer({
+      shards: shardsOf(['a', 'b']),
       picker: roundRobin(),
-      clock,
-      random: seededRandom(1),
       maxInFlightPerShard: aimd({ initial: 2, max: 4 }),
     });
     const r1 = track(balancer.run((s) => resolveAfter(clock, 100, s.id)));
@@ -38,12 +30,9 @@ describe('remove and re-add with the same id while old attempts run', () => {
   });
 
   it('removeShard without drain while a strict keyed run is in flight on its home: it retries on its new home', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
-      shards: ids(['a', 'b', 'c']),
+    const { clock, balancer } = makeBalancer({
+      shards: shardsOf(['a', 'b', 'c']),
       picker: consistentHash({ algorithm: 'ring' }),
-      clock,
-      random: seededRandom(1),
     });
     const key = 'k1';
     const home = balancer.homeOf(key)!;
@@ -67,12 +56,9 @@ describe('remove and re-add with the same id while old attempts run', () => {
   });
 
   it('a strict keyed run waiting for its ejected home follows the key when the whole fleet is replaced', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
-      shards: ids(['a', 'b', 'c', 'd']),
+    const { clock, balancer } = makeBalancer({
+      shards: shardsOf(['a', 'b', 'c', 'd']),
       picker: consistentHash({ algorithm: 'maglev' }),
-      clock,
-      random: seededRandom(1),
       retry: false,
       health: { consecutiveFailures: 1, baseEjectionMs: 60_000, maxEjectedPercent: 50 },
     });
@@ -82,7 +68,7 @@ describe('remove and re-add with the same id while old attempts run', () => {
     const waiting = track(balancer.run((s) => resolveAfter(clock, 1, s.id), { key }));
     await tick(clock, 10);
     expect(waiting.settled).toBe(false);
-    const done = track(balancer.setShards(ids(['x', 'y'])));
+    const done = track(balancer.setShards(shardsOf(['x', 'y'])));
     await tick(clock, 10);
     expect(waiting.value).toBe(balancer.homeOf(key));
     expect(done.settled).toBe(true);
@@ -90,12 +76,9 @@ describe('remove and re-add with the same id while old attempts run', () => {
   });
 
   it('non-idempotent run aborted by removal without drain rejects with ShardRemovedError once', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
-      shards: ids(['a', 'b']),
+    const { clock, balancer } = makeBalancer({
+      shards: shardsOf(['a', 'b']),
       picker: roundRobin(),
-      clock,
-      random: seededRandom(1),
     });
     const run = track(balancer.run((s) => resolveAfter(clock, 100, s.id)));
     await tick(clock, 1);

@@ -1,26 +1,31 @@
 import { describe, expect, it } from 'vitest';
 import {
-  Balancer,
-  type BalancerOptions,
+  type Balancer,
   ConfigError,
   NoShardAvailableError,
   roundRobin,
   ShardRemovedError,
   weightedRoundRobin,
 } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { countBy, flush, resolveAfter, tick, track } from '../helpers.js';
+import type { ManualClock } from '../../src/testing/index.js';
+import {
+  countBy,
+  flush,
+  makeBalancer,
+  resolveAfter,
+  shardsOf,
+  type TestBalancerOptions,
+  tick,
+  track,
+} from '../helpers.js';
 
 function make(
   ids: readonly string[],
-  options: Partial<BalancerOptions<string>> = {},
+  options: TestBalancerOptions<string> = {},
 ): { clock: ManualClock; balancer: Balancer<string>; picks: string[]; events: unknown[] } {
-  const clock = new ManualClock();
-  const balancer = new Balancer<string>({
-    shards: ids.map((id) => ({ id, target: id })),
+  const { clock, balancer } = makeBalancer({
+    shards: shardsOf(ids),
     picker: roundRobin(),
-    clock,
-    random: seededRandom(1),
     ...options,
   });
   const picks: string[] = [];

@@ -5,17 +5,17 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { type DnsChange, type DnsWatch, watchDns } from '../../src/dns/index.js';
-import { Balancer } from '../../src/index.js';
+import type { Balancer } from '../../src/index.js';
 import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { flush } from '../helpers.js';
+import { flush, makeBalancer } from '../helpers.js';
 import { type Answer, FakeDns } from './fake-dns.js';
 
 function balancerOn(clock: ManualClock) {
-  return new Balancer<string>({
-    shards: [{ id: 'seed', target: 'http://seed:1' }],
+  return makeBalancer({
     clock,
+    shards: [{ id: 'seed', target: 'http://seed:1' }],
     random: seededRandom(5),
-  });
+  }).balancer;
 }
 const ids = (b: Balancer<string>) => b.shards.map((s) => s.id);
 

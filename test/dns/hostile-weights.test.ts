@@ -9,9 +9,10 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { DNS_WEIGHT_TOTAL, type DnsWatch, watchDns } from '../../src/dns/index.js';
-import { Balancer, consistentHash, MAX_WEIGHT } from '../../src/index.js';
+import { type Balancer, consistentHash, MAX_WEIGHT } from '../../src/index.js';
 import type { ConsistentHashPicker } from '../../src/pickers/hashing/types.js';
 import { ManualClock, seededRandom } from '../../src/testing/index.js';
+import { makeBalancer } from '../helpers.js';
 import { DnsServer, DOMAIN, findDnsmasq, next, type SrvRecord } from './dnsmasq.js';
 
 const DNSMASQ = findDnsmasq();
@@ -19,12 +20,12 @@ const SRV = '_ingest._tcp';
 const VNODES = 160;
 
 function balancerWith(clock: ManualClock, picker?: ConsistentHashPicker) {
-  return new Balancer<string>({
-    shards: [{ id: 'seed', target: 'http://seed:1' }],
+  return makeBalancer({
     clock,
+    shards: [{ id: 'seed', target: 'http://seed:1' }],
     random: seededRandom(3),
     ...(picker === undefined ? {} : { picker }),
-  });
+  }).balancer;
 }
 
 /** `promise`, or a rejection after `ms` of real time: a `ready` that never resolves fails. */

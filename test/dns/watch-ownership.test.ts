@@ -2,16 +2,15 @@ import { createSocket, type Socket } from 'node:dgram';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type DnsChange, type DnsWatch, watchDns } from '../../src/dns/index.js';
 import { createHttpBalancer, type HttpBalancer } from '../../src/http/index.js';
-import { Balancer } from '../../src/index.js';
 import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { flush } from '../helpers.js';
+import { flush, makeBalancer } from '../helpers.js';
 import { DnsServer, DOMAIN, findDnsmasq, next } from './dnsmasq.js';
 
 const DNSMASQ = findDnsmasq();
 const NAME = `ingest.${DOMAIN}`;
 
 function balancerOn(clock: ManualClock, shards = [{ id: 'seed', target: 'http://seed:1' }]) {
-  return new Balancer<string>({ shards, clock, random: seededRandom(5) });
+  return makeBalancer({ clock, shards, random: seededRandom(5) }).balancer;
 }
 const ids = (b: { shards: readonly { id: string }[] }) => b.shards.map((s) => s.id);
 
@@ -95,11 +94,9 @@ describe.skipIf(DNSMASQ === undefined)('watchDns', () => {
 
   it('the first resolution replaces the seed shards, even one whose id is a resolved address:port (target from DNS)', async () => {
     dns = await DnsServer.start({ hosts: { ingest: ['127.0.0.11'] } });
-    const clock = new ManualClock();
     // A seed built from a cached list, with the plain-http target and another zone.
-    const balancer = new Balancer<string>({
+    const { balancer } = makeBalancer({
       shards: [{ id: '127.0.0.11:9000', target: 'http://127.0.0.11:9000', zone: 'z1' }],
-      clock,
       random: seededRandom(5),
     });
     const w = watchDns(balancer, {

@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type DnsChange, type DnsWatch, watchDns } from '../../src/dns/index.js';
 import { createHttpBalancer, type HttpBalancer } from '../../src/http/index.js';
-import { Balancer, ConfigError } from '../../src/index.js';
+import { type Balancer, ConfigError } from '../../src/index.js';
 import { createS3Balancer } from '../../src/s3/index.js';
 import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { flush, resolveAfter, tick } from '../helpers.js';
+import { flush, makeBalancer, resolveAfter, tick } from '../helpers.js';
 import { deadPort, startServers, type TestServer } from '../http/servers.js';
 import { startS3, type TestS3 } from '../s3/server.js';
 import { DnsServer, DOMAIN, findDnsmasq, next } from './dnsmasq.js';
@@ -19,11 +19,11 @@ if (DNSMASQ === undefined) {
 const NAME = `ingest.${DOMAIN}`;
 
 function balancerOn(clock: ManualClock) {
-  return new Balancer<string>({
-    shards: [{ id: 'seed', target: 'http://seed:1' }],
+  return makeBalancer({
     clock,
+    shards: [{ id: 'seed', target: 'http://seed:1' }],
     random: seededRandom(5),
-  });
+  }).balancer;
 }
 
 const ids = (b: Balancer<string>) => b.shards.map((s) => s.id);

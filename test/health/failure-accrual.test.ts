@@ -4,9 +4,9 @@
  * failure accrual, a fast 500 looked like a fast shard: Peak EWMA sent it 65 % of the runs.
  */
 import { describe, expect, it } from 'vitest';
-import { Balancer, leastInFlight, type Picker, p2c, peakEwma } from '../../src/index.js';
-import { constant, ManualClock, seededRandom, simulate } from '../../src/testing/index.js';
-import { failAfter, resolveAfter, tick, track } from '../helpers.js';
+import { leastInFlight, type Picker, p2c, peakEwma } from '../../src/index.js';
+import { constant, simulate } from '../../src/testing/index.js';
+import { failAfter, makeBalancer, resolveAfter, shardsOf, tick, track } from '../helpers.js';
 
 const shards = [
   { id: 'bad-1', latency: constant(0.5), failureRate: 1 },
@@ -48,11 +48,8 @@ describe('failure accrual: a shard that fails fast repels traffic', () => {
   }
 
   it('a failure is never a fast latency sample, and it multiplies the cost by the expected attempts per success', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
-      shards: [{ id: 'a', target: 'a' }],
-      clock,
-      random: seededRandom(1),
+    const { clock, balancer } = makeBalancer({
+      shards: shardsOf(['a']),
       retry: false,
       health: false,
     });
@@ -74,12 +71,9 @@ describe('failure accrual: a shard that fails fast repels traffic', () => {
 
 describe('failure-percentage ejection (Envoy)', () => {
   it('ejects a shard failing half its calls though it never fails 5 in a row', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
-      shards: ['a', 'b', 'c'].map((id) => ({ id, target: id })),
+    const { clock, balancer } = makeBalancer({
+      shards: shardsOf(['a', 'b', 'c']),
       picker: { name: 'a-first', pick: (s) => s[0] },
-      clock,
-      random: seededRandom(1),
       retry: false,
       health: { failureMinRequests: 20, failurePercent: 50, maxEjectedPercent: 50 },
     });
@@ -102,12 +96,9 @@ describe('failure-percentage ejection (Envoy)', () => {
   });
 
   it('the cap always allows one ejection: max(1, floor(n × maxEjectedPercent / 100))', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
-      shards: ['a', 'b', 'c', 'd'].map((id) => ({ id, target: id })),
+    const { clock, balancer } = makeBalancer({
+      shards: shardsOf(['a', 'b', 'c', 'd']),
       picker: { name: 'all-fail', pick: (s) => s[0] },
-      clock,
-      random: seededRandom(1),
       retry: false,
       health: { consecutiveFailures: 1, maxEjectedPercent: 10 },
     });

@@ -1,18 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { Balancer } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { tick } from '../helpers.js';
+import { makeBalancer, shardsOf, tick } from '../helpers.js';
 
 /**
  * Three shards, every run on 'a', no retries, only the failure-rate detector at work (the
  * consecutive-failure one and the ejection cap out of the way); `attempt(fail)` runs one call.
  */
 function setup() {
-  const clock = new ManualClock();
-  const balancer = new Balancer<string>({
-    shards: ['a', 'b', 'c'].map((id) => ({ id, target: id })),
-    clock,
-    random: seededRandom(1),
+  const { clock, balancer } = makeBalancer({
+    shards: shardsOf(['a', 'b', 'c']),
     retry: false,
     health: { consecutiveFailures: 1_000, maxEjectedPercent: 50 },
     picker: { name: 'first', pick: (s) => s[0] },

@@ -6,9 +6,9 @@
  * share of picks again — the "fast failures attract traffic" bug class.
  */
 import { describe, expect, it } from 'vitest';
-import { Balancer, type HealthOptions, peakEwma } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { failAfter, resolveAfter, tick } from '../helpers.js';
+import { type HealthOptions, peakEwma } from '../../src/index.js';
+import { seededRandom } from '../../src/testing/index.js';
+import { failAfter, makeBalancer, resolveAfter, shardsOf, tick } from '../helpers.js';
 
 interface Scenario {
   health: HealthOptions | false;
@@ -21,11 +21,9 @@ interface Scenario {
 
 /** Sequential runs on 4 shards; after 5 s of health the `bad` shards fail in `badMs`. */
 async function drive(s: Scenario) {
-  const clock = new ManualClock();
-  const balancer = new Balancer<string>({
-    shards: ['a', 'b', 'c', 'd'].map((id) => ({ id, target: id })),
+  const { clock, balancer } = makeBalancer({
+    shards: shardsOf(['a', 'b', 'c', 'd']),
     picker: peakEwma(),
-    clock,
     random: seededRandom(7),
     retry: { attempts: 1 },
     health: s.health,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { Balancer, peakEwma, type ShardState } from '../../src/index.js';
+import { peakEwma, type ShardState } from '../../src/index.js';
 import { ManualClock, seededRandom } from '../../src/testing/index.js';
+import { flush, makeBalancer } from '../helpers.js';
 
 /**
  * The real Balancer on a manual clock, with shards as functions whose behaviour follows a
@@ -19,13 +20,13 @@ describe('a failing fleet (simulated, deterministic)', () => {
       modes.set(id, 'ok');
       return { id, target: id };
     };
-    const balancer = new Balancer<string>({
+    const { balancer } = makeBalancer({
+      clock,
       shards: Array.from({ length: 8 }, (_, i) => spec(`s${i}`)),
       picker: peakEwma(),
       maxInFlightPerShard: 64,
       timeoutMs: 50,
       retry: { attempts: 5, backoff: { baseMs: 5, maxMs: 40 } },
-      clock,
       random: seededRandom(7),
     });
     const delivered = new Map<number, number>(); // id → deliveries
@@ -67,7 +68,6 @@ describe('a failing fleet (simulated, deterministic)', () => {
           ]),
       ],
     ];
-    const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
     let next = 0;
     for (let ms = 0; ms < 10_000; ms++) {
       while (schedule[0] !== undefined && schedule[0][0] <= ms) schedule.shift()![1]();

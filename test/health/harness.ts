@@ -1,13 +1,13 @@
 /** A balancer for health tests: round robin, one attempt a run, with its health events recorded. */
 import {
-  Balancer,
-  type BalancerOptions,
+  type Balancer,
   type EjectEvent,
   type PanicEvent,
   type RestoreEvent,
   roundRobin,
 } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
+import type { ManualClock } from '../../src/testing/index.js';
+import { makeBalancer, shardsOf, type TestBalancerOptions } from '../helpers.js';
 
 export interface Harness {
   clock: ManualClock;
@@ -20,16 +20,13 @@ export interface Harness {
 
 export function healthHarness(
   ids: readonly string[],
-  options: Partial<BalancerOptions<string>> = {},
+  options: TestBalancerOptions<string> = {},
 ): Harness {
-  const clock = new ManualClock();
-  const balancer = new Balancer<string>({
-    shards: ids.map((id) => ({ id, target: id })),
+  const { clock, balancer } = makeBalancer({
+    shards: shardsOf(ids),
     picker: roundRobin(),
     // one attempt: failures reach health, and no retry muddies the pick order
     retry: { attempts: 1 },
-    clock,
-    random: seededRandom(1),
     ...options,
   });
   const h: Harness = { clock, balancer, ejects: [], restores: [], panics: [], picks: [] };

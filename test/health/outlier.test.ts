@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { BalancerOptions, HealthOptions } from '../../src/index.js';
-import { countBy, flush, resolveAfter, tick } from '../helpers.js';
+import type { HealthOptions } from '../../src/index.js';
+import { countBy, flush, resolveAfter, type TestBalancerOptions, tick } from '../helpers.js';
 import { type Harness, healthHarness } from './harness.js';
 
 const HEALTH: HealthOptions = {
@@ -11,7 +11,7 @@ const HEALTH: HealthOptions = {
   panicThreshold: 50,
 };
 
-const make = (ids: readonly string[], options: Partial<BalancerOptions<string>> = {}) =>
+const make = (ids: readonly string[], options: TestBalancerOptions<string> = {}) =>
   healthHarness(ids, { health: HEALTH, ...options });
 
 /** Runs `n` calls one after the other; those landing on a shard in `failing` fail at once. */

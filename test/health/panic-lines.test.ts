@@ -2,22 +2,23 @@
  * Attacks on panic mode and strict affinity's home lines.
  */
 import { describe, expect, it } from 'vitest';
-import { Balancer, consistentHash } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { failAfter, resolveAfter, tick, track } from '../helpers.js';
-
-function keyFor(balancer: Balancer<string>, home: string): string {
-  for (let i = 0; ; i++) if (balancer.homeOf(`k${i}`) === home) return `k${i}`;
-}
+import { consistentHash } from '../../src/index.js';
+import {
+  failAfter,
+  keyHomedOn,
+  makeBalancer,
+  recorded,
+  resolveAfter,
+  shardsOf,
+  tick,
+  track,
+} from '../helpers.js';
 
 describe('panic mode and runs waiting for an ejected home', () => {
   it('when panic starts, a keyed run waiting for its ejected home starts there (ejection is ignored)', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
-      shards: ['a', 'b', 'c', 'd'].map((id) => ({ id, target: id })),
+    const { clock, balancer } = makeBalancer({
+      shards: shardsOf(['a', 'b', 'c', 'd']),
       picker: consistentHash({ algorithm: 'maglev' }),
-      clock,
-      random: seededRandom(1),
       retry: false,
       timeoutMs: 5_000,
       health: {
@@ -27,18 +28,19 @@ describe('panic mode and runs waiting for an ejected home', () => {
         panicThreshold: 50,
       },
     });
-    const panics: unknown[] = [];
-    balancer.on('panic', (e) => panics.push(e));
+    const panics = recorded(balancer, 'panic');
     const fail = (home: string) =>
       track(
-        balancer.run(() => failAfter(clock, 1, new Error('down')), { key: keyFor(balancer, home) }),
+        balancer.run(() => failAfter(clock, 1, new Error('down')), {
+          key: keyHomedOn(balancer, home),
+        }),
       );
     fail('a');
     await tick(clock, 1);
     expect(balancer.stats().shards.find((s) => s.id === 'a')!.ejected).toBe(true);
     // A run for a key living on the ejected shard waits for it.
     const waiting = track(
-      balancer.run((shard) => resolveAfter(clock, 1, shard.id), { key: keyFor(balancer, 'a') }),
+      balancer.run((shard) => resolveAfter(clock, 1, shard.id), { key: keyHomedOn(balancer, 'a') }),
     );
     await tick(clock, 10);
     expect(waiting.settled).toBe(false);

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ShardState } from '../../src/base/types.js';
-import { Balancer, type EjectEvent, type RestoreEvent } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { failAfter, flush, resolveAfter, tick, track } from '../helpers.js';
+import type { EjectEvent, RestoreEvent } from '../../src/index.js';
+import { failAfter, flush, makeBalancer, resolveAfter, shardsOf, tick, track } from '../helpers.js';
 
 // docs/retries-and-health.md, Outlier ejection: "When the time is up, the shard takes **one probe
 // call**: success restores it (`restore` with `phase: 'healthy'`), failure ejects it again, for
@@ -12,14 +11,8 @@ import { failAfter, flush, resolveAfter, tick, track } from '../helpers.js';
  * a row for 1 s; with its eject and restore events.
  */
 function probing() {
-  const clock = new ManualClock();
-  const balancer = new Balancer<string>({
-    shards: [
-      { id: 'a', target: 'a' },
-      { id: 'b', target: 'b' },
-    ],
-    clock,
-    random: seededRandom(1),
+  const { clock, balancer } = makeBalancer({
+    shards: shardsOf(['a', 'b']),
     picker: {
       name: 'only-a',
       pick: (shards: readonly ShardState[]) => shards.find((s) => s.id === 'a'),

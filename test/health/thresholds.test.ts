@@ -1,17 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import type { ShardState } from '../../src/base/types.js';
-import {
-  type BalancerOptions,
-  type EjectEvent,
-  PushBackError,
-  type RestoreEvent,
-  roundRobin,
-} from '../../src/index.js';
+import { type EjectEvent, PushBackError, type RestoreEvent, roundRobin } from '../../src/index.js';
 import { RetryBudget } from '../../src/retry/budget.js';
 import { ManualClock } from '../../src/testing/index.js';
-import { flush, makeBalancer, resolveAfter, tick, track } from '../helpers.js';
+import {
+  flush,
+  makeBalancer,
+  resolveAfter,
+  type TestBalancerOptions,
+  tick,
+  track,
+} from '../helpers.js';
 
-function make(options: Partial<BalancerOptions<string>> = {}, ids = ['a', 'b']) {
+function make(options: TestBalancerOptions<string> = {}, ids = ['a', 'b']) {
   const { clock, balancer } = makeBalancer({ picker: roundRobin(), ...options }, ids);
   const ejects: EjectEvent[] = [];
   const restores: RestoreEvent[] = [];

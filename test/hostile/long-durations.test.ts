@@ -13,7 +13,7 @@ import {
 } from '../../src/index.js';
 import { createS3Balancer, createS3Client } from '../../src/s3/index.js';
 import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { processWarnings, tick } from '../helpers.js';
+import { makeBalancer, processWarnings, tick } from '../helpers.js';
 import { sleep, startServer, type TestServer } from '../http/servers.js';
 import { clientOptions } from '../s3/server.js';
 
@@ -46,7 +46,12 @@ const never = () => new Promise<never>(() => {});
 describe('long durations on the virtual clock (the core does not shorten them)', () => {
   it.each(LONG)('timeoutMs of %s fires exactly then', async (_name, ms) => {
     const clock = new ManualClock();
-    const balancer = new Balancer({ shards: [{ id: 'a', target: 0 }], clock, timeoutMs: ms });
+    const { balancer } = makeBalancer({
+      clock,
+      shards: [{ id: 'a', target: 0 }],
+      timeoutMs: ms,
+      random: undefined,
+    });
     let settled: unknown;
     void balancer.run(never).catch((e: unknown) => {
       settled = e;
@@ -61,16 +66,13 @@ describe('long durations on the virtual clock (the core does not shorten them)',
   it.each(LONG)(
     'health.baseEjectionMs of %s holds the ejection exactly that long',
     async (_name, ms) => {
-      const clock = new ManualClock();
-      const balancer = new Balancer({
+      const { clock, balancer } = makeBalancer({
         shards: [
           { id: 'bad', target: 0 },
           { id: 'b', target: 1 },
           { id: 'c', target: 2 },
         ],
         picker: roundRobin(),
-        clock,
-        random: seededRandom(1),
         retry: false,
         health: { consecutiveFailures: 1, baseEjectionMs: ms, maxEjectionMs: ms },
       });
@@ -92,14 +94,12 @@ describe('long durations on the virtual clock (the core does not shorten them)',
   );
 
   it.each(LONG)('a PushBackError of %s holds its shard exactly that long', async (_name, ms) => {
-    const clock = new ManualClock();
-    const balancer = new Balancer({
+    const { clock, balancer } = makeBalancer({
       shards: [
         { id: 'pushing', target: 0 },
         { id: 'b', target: 1 },
       ],
       picker: p2c(),
-      clock,
       random: seededRandom(5),
       retry: false,
     });
@@ -130,10 +130,8 @@ describe('long durations on the virtual clock (the core does not shorten them)',
   it.each(LONG)(
     'a retry that must wait %s for push-back waits exactly that long',
     async (_name, ms) => {
-      const clock = new ManualClock();
-      const balancer = new Balancer({
+      const { clock, balancer } = makeBalancer({
         shards: [{ id: 'only', target: 0 }],
-        clock,
         random: seededRandom(2),
         // No delivery deadline: the run may wait for push-back as long as the shard asks.
         deliveryTimeoutMs: Number.POSITIVE_INFINITY,

@@ -2,18 +2,14 @@
  * "Push-back ... never delays a retry elsewhere" (DESIGN, second round).
  */
 import { describe, expect, it } from 'vitest';
-import { Balancer, PushBackError, roundRobin } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { failAfter, resolveAfter, tick, track } from '../helpers.js';
+import { PushBackError, roundRobin } from '../../src/index.js';
+import { failAfter, makeBalancer, resolveAfter, shardsOf, tick, track } from '../helpers.js';
 
 describe('a retry is not held by the push-back of a shard it need not use', () => {
   it('a retry after a plain failure on A is not settled or delayed because only B pushes back', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
-      shards: ['a', 'b'].map((id) => ({ id, target: id })),
+    const { clock, balancer } = makeBalancer({
+      shards: shardsOf(['a', 'b']),
       picker: roundRobin(),
-      clock,
-      random: seededRandom(1),
       timeoutMs: 1_000,
       health: false,
       retry: { attempts: 3 },
@@ -60,12 +56,9 @@ describe('a retry is not held by the push-back of a shard it need not use', () =
   });
 
   it('without a timeoutMs, the retry on A waits its backoff, not B’s minute of push-back', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
-      shards: ['a', 'b'].map((id) => ({ id, target: id })),
+    const { clock, balancer } = makeBalancer({
+      shards: shardsOf(['a', 'b']),
       picker: roundRobin(),
-      clock,
-      random: seededRandom(1),
       health: false,
       retry: { attempts: 3 },
     });

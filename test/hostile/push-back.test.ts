@@ -3,7 +3,6 @@ import { ShardUnavailableError } from '../../src/base/errors.js';
 import type { Picker } from '../../src/base/types.js';
 import { createHttpBalancer, type HttpBalancer } from '../../src/http/index.js';
 import {
-  Balancer,
   consistentHash,
   PushBackError,
   p2c,
@@ -12,7 +11,7 @@ import {
   roundRobin,
 } from '../../src/index.js';
 import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { flush, tick } from '../helpers.js';
+import { flush, makeBalancer, tick } from '../helpers.js';
 import { startServer, type TestServer } from '../http/servers.js';
 
 /**
@@ -149,12 +148,9 @@ describe('no wait outlives the run’s timeoutMs (virtual time)', () => {
   }
 
   it('when every shard pushes back past the delivery deadline, the run settles at once instead of waiting', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer({
+    const { clock, balancer } = makeBalancer({
       shards: pushBackShards(3),
       picker: roundRobin(),
-      clock,
-      random: seededRandom(1),
       deliveryTimeoutMs: 5_000,
       retry: { attempts: 5 },
     });
@@ -182,11 +178,9 @@ describe('no wait outlives the run’s timeoutMs (virtual time)', () => {
   });
 
   it('a strict keyed run whose home pushes back past its delivery deadline settles at once; one arriving later waits in line to its deadline', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer({
+    const { clock, balancer } = makeBalancer({
       shards: pushBackShards(3),
       picker: consistentHash(),
-      clock,
       random: seededRandom(2),
       deliveryTimeoutMs: 5_000,
     });

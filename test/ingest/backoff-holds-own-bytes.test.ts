@@ -4,20 +4,16 @@
  * refusing one line per 1 MiB batch would otherwise hold a MiB per refused line).
  */
 import { describe, expect, it } from 'vitest';
-import { Balancer } from '../../src/index.js';
 import { Accumulator } from '../../src/ingest/accumulator.js';
 import { ndjsonEncoder } from '../../src/ingest/encoders.js';
 import { Ledger } from '../../src/ingest/ledger.js';
 import { Sender } from '../../src/ingest/sender.js';
-import { ManualClock } from '../../src/testing/index.js';
-import { flush } from '../helpers.js';
+import { flush, makeBalancer, shardsOf } from '../helpers.js';
 
 /** A sender over one shard whose `send` refuses the records at `refuse` of its first batch. */
 function setup(refuse: number[]) {
-  const clock = new ManualClock();
-  const balancer = new Balancer<string>({
-    shards: [{ id: 'a', target: 'a' }],
-    clock,
+  const { clock, balancer } = makeBalancer({
+    shards: shardsOf(['a']),
     // Full jitter of a 1 s backoff at one half: 500 ms.
     random: () => 0.5,
   });

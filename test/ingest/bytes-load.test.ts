@@ -4,20 +4,19 @@
  * Deterministic: a manual clock, a seeded random source, and tasks that stay pending.
  */
 import { describe, expect, it } from 'vitest';
-import { Balancer, type Picker, p2c } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { countBy, flush } from '../helpers.js';
+import { type Picker, p2c } from '../../src/index.js';
+import { seededRandom } from '../../src/testing/index.js';
+import { countBy, flush, makeBalancer, shardsOf } from '../helpers.js';
 
 const HUGE = 2_000_000_000; // a 2 GB upload in flight
 const SMALL = 1_000;
 
 /** Starts one huge upload, then `n` small runs; returns where the small ones went. */
 async function newRunsBeside(picker: Picker, n: number) {
-  const balancer = new Balancer<string>({
-    shards: ['a', 'b', 'c', 'd'].map((id) => ({ id, target: id })),
+  const { balancer } = makeBalancer({
+    shards: shardsOf(['a', 'b', 'c', 'd']),
     picker,
     maxInFlightPerShard: 1_000,
-    clock: new ManualClock(),
     random: seededRandom(2024),
   });
   const never = () => new Promise<void>(() => {});
@@ -61,12 +60,9 @@ describe('byte-aware load', () => {
   });
 
   it('bytesInFlight follows runs as they start and settle', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
-      shards: [{ id: 'a', target: 'a' }],
+    const { balancer } = makeBalancer({
+      shards: shardsOf(['a']),
       picker: p2c({ load: 'bytes' }),
-      clock,
-      random: seededRandom(1),
     });
     let release!: () => void;
     const running = balancer.run(() => new Promise<void>((r) => (release = r)), { bytes: 5_000 });

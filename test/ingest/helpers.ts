@@ -2,9 +2,9 @@
  * Helpers of the ingestion tests: a small fleet on a manual clock, and a way to run an ingestion
  * to its end on virtual time.
  */
-import { Balancer, type BalancerOptions, type Picker } from '../../src/index.js';
+import type { Balancer, Picker } from '../../src/index.js';
 import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { tick } from '../helpers.js';
+import { makeBalancer, shardsOf, type TestBalancerOptions, tick } from '../helpers.js';
 
 export interface Rec {
   id: number;
@@ -19,23 +19,20 @@ export function records(n: number, key?: (id: number) => string): Rec[] {
 /** A balancer of `shards` shards named a, b, c … on `clock`, seeded. */
 export function fleet(
   clock: ManualClock,
-  options: Partial<Omit<BalancerOptions<string>, 'shards'>> & {
+  options: Omit<TestBalancerOptions<string>, 'shards'> & {
     shards?: number;
     picker?: Picker;
   } = {},
 ): Balancer<string> {
   const { shards = 2, ...rest } = options;
-  return new Balancer<string>({
-    shards: Array.from({ length: shards }, (_, i) => {
-      const id = String.fromCharCode(97 + i);
-      return { id, target: id };
-    }),
+  return makeBalancer({
+    clock,
+    shards: shardsOf(Array.from({ length: shards }, (_, i) => String.fromCharCode(97 + i))),
     maxInFlightPerShard: 5,
     maxQueued: 10,
-    clock,
     random: seededRandom(3),
     ...rest,
-  });
+  }).balancer;
 }
 
 /** How a promise ended, after moving virtual time 1 ms at a time until it did (bounded). */

@@ -12,23 +12,20 @@ import {
   RetriesExhaustedError,
 } from '../../src/index.js';
 import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { failAfter, resolveAfter, tick } from '../helpers.js';
+import { failAfter, makeBalancer, resolveAfter, shardsOf, tick } from '../helpers.js';
 
 interface Rec {
   id: number;
 }
 
 function fleet(clock: ManualClock) {
-  return new Balancer<string>({
-    shards: [
-      { id: 'a', target: 'a' },
-      { id: 'b', target: 'b' },
-    ],
+  return makeBalancer({
+    clock,
+    shards: shardsOf(['a', 'b']),
     maxInFlightPerShard: 5,
     maxQueued: 10,
-    clock,
     random: seededRandom(3),
-  });
+  }).balancer;
 }
 
 /** Runs `promise` to completion by moving virtual time 1 ms at a time (bounded). */

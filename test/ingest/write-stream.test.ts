@@ -6,25 +6,22 @@
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { describe, expect, it } from 'vitest';
-import { Balancer, type RecordWriteStream, WriteFailedError } from '../../src/index.js';
+import { type RecordWriteStream, WriteFailedError } from '../../src/index.js';
 import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { failAfter, flush, resolveAfter, tick, track } from '../helpers.js';
+import { failAfter, flush, makeBalancer, resolveAfter, shardsOf, tick, track } from '../helpers.js';
 
 interface Rec {
   id: number;
 }
 
 function fleet(clock: ManualClock, maxQueued = 4) {
-  return new Balancer<string>({
-    shards: [
-      { id: 'a', target: 'a' },
-      { id: 'b', target: 'b' },
-    ],
+  return makeBalancer({
+    clock,
+    shards: shardsOf(['a', 'b']),
     maxInFlightPerShard: 2,
     maxQueued,
-    clock,
     random: seededRandom(11),
-  });
+  }).balancer;
 }
 
 describe('createWriteStream', () => {

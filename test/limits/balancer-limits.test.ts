@@ -8,22 +8,15 @@ import {
   gradient,
   roundRobin,
 } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-
-const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
+import { seededRandom } from '../../src/testing/index.js';
+import { flush, makeBalancer, shardsOf } from '../helpers.js';
 
 describe('adaptive limits in the Balancer', () => {
   it('gives each shard its own limit, reports it in stats and the limit event', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer({
-      shards: [
-        { id: 'a', target: 'a' },
-        { id: 'b', target: 'b' },
-      ],
+    const { clock, balancer } = makeBalancer({
+      shards: shardsOf(['a', 'b']),
       picker: roundRobin(),
       maxInFlightPerShard: aimd({ initial: 2, max: 10 }),
-      clock,
-      random: seededRandom(1),
       retry: false,
     });
     const changes: { shardId: string; limit: number; previous: number }[] = [];
@@ -46,12 +39,10 @@ describe('adaptive limits in the Balancer', () => {
   });
 
   it('does not offer a shard at its current limit: runs queue and ready() waits', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer({
-      shards: [{ id: 'a', target: 'a' }],
+    const { balancer } = makeBalancer({
+      shards: shardsOf(['a']),
       maxInFlightPerShard: fixed(2),
       maxQueued: 1,
-      clock,
       random: seededRandom(2),
     });
     const gate: (() => void)[] = [];
@@ -75,14 +66,12 @@ describe('adaptive limits in the Balancer', () => {
   });
 
   it('shrinks the limit of a shard whose calls time out', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer({
-      shards: [{ id: 'a', target: 'a' }],
+    const { clock, balancer } = makeBalancer({
+      shards: shardsOf(['a']),
       maxInFlightPerShard: aimd({ initial: 10, backoffRatio: 0.5 }),
       timeoutMs: 100,
       retry: false,
       health: false,
-      clock,
       random: seededRandom(3),
     });
     const hang = () => new Promise<never>(() => {});
@@ -180,9 +169,8 @@ describe('adaptive limits in the Balancer', () => {
   });
 
   it('keeps the last cap when a custom limit turns NaN: every run still completes', async () => {
-    const clock = new ManualClock();
     let limit = 2;
-    const balancer = new Balancer({
+    const { clock, balancer } = makeBalancer({
       shards: [{ id: 'a', target: 1 }],
       maxInFlightPerShard: () => ({
         get limit() {
@@ -192,8 +180,8 @@ describe('adaptive limits in the Balancer', () => {
           limit = Number.NaN;
         },
       }),
-      clock,
       retry: false,
+      random: undefined,
     });
     const wait = () => new Promise<string>((resolve) => clock.setTimer(() => resolve('ok'), 10));
     const settled: string[] = [];

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RetriesExhaustedError } from '../../src/index.js';
-import { failAfter, flush, makeBalancer, resolveAfter, tick, track } from '../helpers.js';
+import { failAfter, flush, makeBalancer, recorded, resolveAfter, tick, track } from '../helpers.js';
 
 const make = makeBalancer;
 
@@ -15,8 +15,7 @@ describe('saturated / ready events', () => {
       },
       ['a'],
     );
-    const saturated: unknown[] = [];
-    balancer.on('saturated', (e) => saturated.push(e));
+    const saturated = recorded(balancer, 'saturated');
     let first = true;
     const r1 = track(
       balancer.run(

@@ -4,9 +4,9 @@
  * every shard that shares it is held to the new value, and stats() shows it.
  */
 import { describe, expect, it } from 'vitest';
-import { Balancer, type ConcurrencyLimit, type Picker } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { flush, tick } from '../helpers.js';
+import type { ConcurrencyLimit, Picker } from '../../src/index.js';
+import { ManualClock } from '../../src/testing/index.js';
+import { flush, makeBalancer, shardsOf, tick } from '../helpers.js';
 
 describe('a ConcurrencyLimit shared by every shard', () => {
   it('holds every shard to the shared limit once it moved, not only the shard that sampled', async () => {
@@ -25,16 +25,12 @@ describe('a ConcurrencyLimit shared by every shard', () => {
       name: 'steer',
       pick: (shards) => shards.find((s) => s.id === want) ?? shards[0],
     };
-    const balancer = new Balancer({
-      shards: [
-        { id: 'a', target: 'a' },
-        { id: 'b', target: 'b' },
-      ],
+    const { balancer } = makeBalancer({
+      clock,
+      shards: shardsOf(['a', 'b']),
       picker: steer,
       maxInFlightPerShard: shared,
       retry: false,
-      clock,
-      random: seededRandom(1),
     });
     await balancer
       .run(async () => {

@@ -5,24 +5,19 @@
  * TimeoutError retryable.
  */
 import { describe, expect, it } from 'vitest';
-import { aimd, Balancer, type LimitEvent, TimeoutError } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { flush, tick } from '../helpers.js';
+import { aimd, TimeoutError } from '../../src/index.js';
+import { flush, makeBalancer, recorded, shardsOf, tick } from '../helpers.js';
 
 describe('a timed-out attempt is a drop whatever retry.retryable says', () => {
   it('aimd backs off when every call times out, with a classifier that retries only resets', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer({
-      shards: [{ id: 'a', target: 'a' }],
+    const { clock, balancer } = makeBalancer({
+      shards: shardsOf(['a']),
       maxInFlightPerShard: aimd({ initial: 10, max: 50 }),
       timeoutMs: 100,
       // A common classifier: retry only what surely never reached the shard.
       retry: { attempts: 1, retryable: (err) => (err as { code?: string }).code === 'ECONNRESET' },
-      clock,
-      random: seededRandom(1),
     });
-    const moves: LimitEvent[] = [];
-    balancer.on('limit', (e) => moves.push(e));
+    const moves = recorded(balancer, 'limit');
     // Ten calls that never answer: each attempt runs out its 100 ms timeoutMs.
     const runs = Array.from({ length: 10 }, () =>
       balancer.run(() => new Promise<never>(() => {})).catch((e: unknown) => e),

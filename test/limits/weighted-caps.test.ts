@@ -9,8 +9,8 @@ import type { Picker } from '../../src/base/types.js';
 import { Balancer } from '../../src/core/balancer.js';
 import { aimd, fixed } from '../../src/limits/index.js';
 import { leastInFlight, p2c, peakEwma, roundRobin } from '../../src/pickers/index.js';
-import { ManualClock, seededRandom, simulate } from '../../src/testing/index.js';
-import { resolveAfter, tick } from '../helpers.js';
+import { simulate } from '../../src/testing/index.js';
+import { makeBalancer, resolveAfter, tick } from '../helpers.js';
 
 const WEIGHTS = [2, 1, 1, 1];
 const CAP = 16;
@@ -95,12 +95,9 @@ describe('weighted caps in stats() and across membership changes', () => {
   });
 
   it('a raised cap lets queued runs start at once; a lowered one takes no new work until below it', async () => {
-    const clock = new ManualClock();
-    const b = new Balancer<string>({
+    const { clock, balancer: b } = makeBalancer({
       shards: shardsOf([1, 1]),
       maxInFlightPerShard: 2,
-      clock,
-      random: seededRandom(1),
     });
     const runs = Array.from({ length: 6 }, () => b.run(() => resolveAfter(clock, 10, 1)));
     expect(b.stats().inFlight).toBe(4);

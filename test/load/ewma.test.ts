@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Balancer, type Clock, PeakEwma, peakEwma, roundRobin } from '../../src/index.js';
 import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { flush, resolveAfter, tick } from '../helpers.js';
+import { flush, makeBalancer, resolveAfter, shardsOf, tick } from '../helpers.js';
 
 describe('PeakEwma', () => {
   it('reads the 30 ms default before any sample, whatever the time', () => {
@@ -98,15 +98,9 @@ describe('PeakEwma', () => {
 
 describe('PeakEwma inside the balancer', () => {
   it('shards report the picker’s defaultRttMs before a sample and the measured latency after', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer({
-      shards: [
-        { id: 'a', target: 'a' },
-        { id: 'b', target: 'b' },
-      ],
+    const { clock, balancer } = makeBalancer({
+      shards: shardsOf(['a', 'b']),
       picker: peakEwma({ defaultRttMs: 7, decayMs: 2_000 }),
-      clock,
-      random: seededRandom(1),
     });
     expect(balancer.stats().shards.map((s) => s.ewmaMs)).toEqual([7, 7]);
     const done = balancer.run((shard) => resolveAfter(clock, 40, shard.id));
@@ -126,12 +120,9 @@ describe('PeakEwma inside the balancer', () => {
   });
 
   it('a picker without ewma settings measures with the defaults (30 ms, 10 s)', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer({
-      shards: [{ id: 'a', target: 'a' }],
+    const { clock, balancer } = makeBalancer({
+      shards: shardsOf(['a']),
       picker: roundRobin(),
-      clock,
-      random: seededRandom(1),
     });
     expect(balancer.stats().shards[0]!.ewmaMs).toBe(30);
     const done = balancer.run(() => resolveAfter(clock, 100, 'x'));

@@ -5,21 +5,13 @@
  * (docs/performance.md "Found on the way, and fixed") and was fixed for itself only.
  */
 import { describe, expect, it } from 'vitest';
-import { Balancer } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { resolveAfter, tick } from '../helpers.js';
+import { makeBalancer, resolveAfter, shardsOf, tick } from '../helpers.js';
 
 describe('reportLoad from a send whose shard was removed while it ran (drain)', () => {
   for (const load of [3, { cpuUtilization: 0.5, rpsFractional: 100, eps: 0 }] as const) {
     it(`a custom transport feeding ${typeof load === 'number' ? 'x-shard-load' : 'an ORCA report'}: the run still succeeds`, async () => {
-      const clock = new ManualClock();
-      const balancer = new Balancer<string>({
-        shards: [
-          { id: 'a', target: 'a' },
-          { id: 'b', target: 'b' },
-        ],
-        clock,
-        random: seededRandom(1),
+      const { clock, balancer } = makeBalancer({
+        shards: shardsOf(['a', 'b']),
         retry: { attempts: 1 },
       });
       let sentTo: string | undefined;

@@ -6,8 +6,9 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHttpBalancer } from '../../src/http/index.js';
-import { Balancer, weightedByLoadReport } from '../../src/index.js';
+import { weightedByLoadReport } from '../../src/index.js';
 import { ManualClock, seededRandom } from '../../src/testing/index.js';
+import { makeBalancer, shardsOf } from '../helpers.js';
 import { startServer, type TestServer } from '../http/servers.js';
 
 let servers: TestServer[] = [];
@@ -18,13 +19,10 @@ afterEach(async () => {
 
 describe('weightedByLoadReport with a huge (finite) report', () => {
   it('reportLoad: one shard reporting rps 1.5e308 must not make picks fail on healthy shards', async () => {
-    const clock = new ManualClock();
     const picker = weightedByLoadReport({ blackoutMs: 0 });
-    const balancer = new Balancer<string>({
-      shards: ['a', 'b', 'c'].map((id) => ({ id, target: id })),
+    const { balancer } = makeBalancer({
+      shards: shardsOf(['a', 'b', 'c']),
       picker,
-      clock,
-      random: seededRandom(1),
     });
     // Accepted: every figure is a finite number ≥ 0.
     balancer.reportLoad('a', { cpuUtilization: 1, rpsFractional: 1.5e308 });

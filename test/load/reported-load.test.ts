@@ -1,19 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { Balancer, p2c } from '../../src/index.js';
+import { p2c } from '../../src/index.js';
 import type { Shard } from '../../src/load/shard.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
+import { seededRandom } from '../../src/testing/index.js';
+import { makeBalancer } from '../helpers.js';
 
 /** Load a shard reports about itself (HTTP `x-shard-load`) feeds `load` and `cost` while fresh. */
 describe('reported load', () => {
   it('adds to load and cost for 10 s after the last report, then lapses', () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer({
+    const { clock, balancer } = makeBalancer({
       shards: [
         { id: 'a', target: 1 },
         { id: 'b', target: 2 },
       ],
-      clock,
-      random: seededRandom(1),
     });
     const [a, b] = balancer.shards as readonly Shard<number>[];
     expect(a!.load).toBe(0);
@@ -32,14 +30,12 @@ describe('reported load', () => {
   });
 
   it('steers p2c away from a shard that reports itself busy', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer({
+    const { balancer } = makeBalancer({
       shards: [
         { id: 'busy', target: 1 },
         { id: 'idle', target: 2 },
       ],
       picker: p2c(),
-      clock,
       random: seededRandom(2),
     });
     (balancer.shards[0] as Shard<number>).reportLoad(50);

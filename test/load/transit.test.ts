@@ -4,15 +4,8 @@
  * after — and reports that are not byte counts are refused by name.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  Balancer,
-  type BalancerOptions,
-  ConfigError,
-  roundRobin,
-  type TransitEvent,
-} from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { flush, tick } from '../helpers.js';
+import { ConfigError, roundRobin } from '../../src/index.js';
+import { flush, makeBalancer, recorded, type TestBalancerOptions, tick } from '../helpers.js';
 
 const SHARDS = [
   { id: 'a', target: 'a', labels: { site: 'onprem', region: 'eu' } },
@@ -21,13 +14,10 @@ const SHARDS = [
   { id: 'd', target: 'd', zone: 'eu-2' },
 ];
 
-function make(options: Partial<BalancerOptions<string>> = {}) {
-  const clock = new ManualClock();
-  const balancer = new Balancer<string>({
+function make(options: TestBalancerOptions<string> = {}) {
+  const { clock, balancer } = makeBalancer({
     shards: SHARDS,
     picker: roundRobin(),
-    clock,
-    random: seededRandom(1),
     ...options,
   });
   return { clock, balancer };
@@ -148,8 +138,7 @@ describe('the transit ledger', () => {
 describe('transit events', () => {
   it('carry ids and figures: shard, attempt, tier, direction, bytes, encoding', async () => {
     const { balancer } = make({ prefer: [{ site: 'onprem' }] });
-    const seen: TransitEvent[] = [];
-    balancer.on('transit', (e) => seen.push(e));
+    const seen = recorded(balancer, 'transit');
     await balancer.run(async (_s, ctx) => {
       ctx.reportSent(1000, 150, 'br');
       ctx.reportReceived(12, 'gzip');
@@ -195,8 +184,7 @@ describe('transit events', () => {
       },
     ]);
     const untiered = make().balancer;
-    const plain: TransitEvent[] = [];
-    untiered.on('transit', (e) => plain.push(e));
+    const plain = recorded(untiered, 'transit');
     await untiered.run(async (_s, ctx) => ctx.reportSent(1, 1));
     expect(plain[0]!.tier).toBeUndefined();
   });

@@ -9,9 +9,10 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import { AggregationTemporality, MeterProvider } from '@opentelemetry/sdk-metrics';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Balancer } from '../../src/index.js';
+import type { Balancer } from '../../src/index.js';
 import { instrument } from '../../src/otel/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
+import { seededRandom } from '../../src/testing/index.js';
+import { makeBalancer } from '../helpers.js';
 import { collect, type Point, sum, TestReader } from './metrics.js';
 
 const shardsOf = (points: Point[] | undefined) =>
@@ -35,9 +36,8 @@ describe('instrument() forgets departed shards', () => {
         ? new TestReader()
         : new TestReader({ aggregationTemporalitySelector: () => temporality });
     provider = new MeterProvider({ readers: [reader] });
-    const balancer = new Balancer<string>({
+    const { balancer } = makeBalancer({
       shards: [{ id: 'keep', target: 'keep' }],
-      clock: new ManualClock(),
       random: seededRandom(9),
     });
     const detach = instrument(balancer, { meterProvider: provider });

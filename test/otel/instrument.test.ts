@@ -1,15 +1,9 @@
 import { type Histogram, MeterProvider } from '@opentelemetry/sdk-metrics';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  Balancer,
-  ConfigError,
-  consistentHash,
-  PushBackError,
-  TimeoutError,
-} from '../../src/index.js';
+import { ConfigError, consistentHash, PushBackError, TimeoutError } from '../../src/index.js';
 import { instrument, outcomeOf } from '../../src/otel/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { failAfter, resolveAfter, tick } from '../helpers.js';
+import { seededRandom } from '../../src/testing/index.js';
+import { failAfter, makeBalancer, resolveAfter, shardsOf, tick } from '../helpers.js';
 import { collect, type Point, sum, TestReader } from './metrics.js';
 
 function gauge(points: Point[] | undefined, shard?: string): number | undefined {
@@ -29,10 +23,8 @@ describe('instrument (OpenTelemetry metrics)', () => {
   function setup() {
     const reader = new TestReader();
     provider = new MeterProvider({ readers: [reader] });
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
-      shards: ['a', 'b', 'c', 'd'].map((id) => ({ id, target: id })),
-      clock,
+    const { clock, balancer } = makeBalancer({
+      shards: shardsOf(['a', 'b', 'c', 'd']),
       random: seededRandom(11),
       timeoutMs: 100,
       maxInFlightPerShard: 4,
@@ -125,11 +117,9 @@ describe('instrument (OpenTelemetry metrics)', () => {
   it('counts displaced attempts by reason and home, as stats() does', async () => {
     const reader = new TestReader();
     provider = new MeterProvider({ readers: [reader] });
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
-      shards: ['a', 'b', 'c'].map((id) => ({ id, target: id })),
+    const { clock, balancer } = makeBalancer({
+      shards: shardsOf(['a', 'b', 'c']),
       picker: consistentHash({ algorithm: 'maglev', affinity: 'spill' }),
-      clock,
       random: seededRandom(5),
       maxInFlightPerShard: 2,
       retry: { attempts: 2, budget: false, backoff: { baseMs: 1, maxMs: 1 } },

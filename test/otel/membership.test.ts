@@ -1,9 +1,8 @@
 import { type Histogram, MeterProvider } from '@opentelemetry/sdk-metrics';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Balancer } from '../../src/index.js';
 import { instrument } from '../../src/otel/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { failAfter, resolveAfter, tick } from '../helpers.js';
+import { seededRandom } from '../../src/testing/index.js';
+import { failAfter, makeBalancer, resolveAfter, tick } from '../helpers.js';
 import { collect, type Point, sum, TestReader } from './metrics.js';
 
 const shardsOf = (points: Point[] | undefined) =>
@@ -19,10 +18,8 @@ describe('otel with membership changes', () => {
   function setup(ids = ['a', 'b', 'c']) {
     const reader = new TestReader();
     provider = new MeterProvider({ readers: [reader] });
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
+    const { clock, balancer } = makeBalancer({
       shards: ids.map((id) => ({ id, target: id })),
-      clock,
       random: seededRandom(3),
       maxInFlightPerShard: 4,
       retry: { attempts: 3, budget: false, backoff: { baseMs: 1, maxMs: 2 } },

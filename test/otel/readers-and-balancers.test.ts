@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Balancer } from '../../src/index.js';
 import { instrument } from '../../src/otel/index.js';
 import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { resolveAfter, tick } from '../helpers.js';
+import { makeBalancer, resolveAfter, shardsOf, tick } from '../helpers.js';
 import { collect, type Point, sum, TestReader } from './metrics.js';
 
 const pointOf = (m: Map<string, Point[]>, name: string, id: string) =>
@@ -24,10 +24,8 @@ describe('instrument: several readers, several balancers', () => {
     const prom = new TestReader();
     const otlp = new TestReader();
     provider = new MeterProvider({ readers: [prom, otlp] });
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
-      shards: ['a', 'b'].map((id) => ({ id, target: id })),
-      clock,
+    const { clock, balancer } = makeBalancer({
+      shards: shardsOf(['a', 'b']),
       random: seededRandom(3),
       maxInFlightPerShard: 4,
     });
@@ -63,12 +61,12 @@ describe('instrument: several readers, several balancers', () => {
     provider = new MeterProvider({ readers: [reader] });
     const clock = new ManualClock();
     const mk = (seed: number, id: string) =>
-      new Balancer<string>({
-        shards: [{ id, target: id }],
+      makeBalancer({
         clock,
+        shards: shardsOf([id]),
         random: seededRandom(seed),
         maxInFlightPerShard: 1,
-      });
+      }).balancer;
     const http = mk(1, 'http-a');
     const s3 = mk(2, 's3-a');
     const d1 = instrument(http, {

@@ -1,20 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { Balancer, consistentHash, roundRobin } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { flush } from '../helpers.js';
+import { consistentHash, roundRobin } from '../../src/index.js';
+import { flush, makeBalancer, shardsOf } from '../helpers.js';
 
 describe('docs/choosing-a-picker.md, as it reads now', () => {
   // "Weights count in every picker but `roundRobin()`, the unweighted baseline" (it said every
   // picker divides load by weight).
   it('roundRobin is the unweighted baseline: weights 1 and 3 get one turn each', async () => {
-    const balancer = new Balancer<string>({
+    const { balancer } = makeBalancer({
       shards: [
         { id: 'light', target: 'l', weight: 1 },
         { id: 'heavy', target: 'h', weight: 3 },
       ],
       picker: roundRobin(),
-      clock: new ManualClock(),
-      random: seededRandom(1),
     });
     const counts: Record<string, number> = { light: 0, heavy: 0 };
     for (let i = 0; i < 400; i++) counts[await balancer.run(async (s) => s.id)]!++;
@@ -24,11 +21,9 @@ describe('docs/choosing-a-picker.md, as it reads now', () => {
   // "it also moves when its home already holds `ceil(c × (inFlight + 1) / n)` calls, the most a
   // shard may hold" (it said "more than": one call later than the code, and the paper, move it).
   it('boundedLoad: a key moves once its home already holds ceil(c × (inFlight + 1) / n)', async () => {
-    const balancer = new Balancer<string>({
-      shards: ['a', 'b', 'c', 'd'].map((id) => ({ id, target: id })),
+    const { balancer } = makeBalancer({
+      shards: shardsOf(['a', 'b', 'c', 'd']),
       picker: consistentHash({ boundedLoad: 1.25 }),
-      clock: new ManualClock(),
-      random: seededRandom(1),
     });
     const home = balancer.homeOf('k')!;
     const ids: string[] = [];

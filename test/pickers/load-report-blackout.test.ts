@@ -7,19 +7,17 @@
  * `balancer.reportLoad()` — out of band, whether or not runs are being picked.
  */
 import { describe, expect, it } from 'vitest';
-import { Balancer, weightedByLoadReport } from '../../src/index.js';
+import { weightedByLoadReport } from '../../src/index.js';
 import { LoadReportStore } from '../../src/load/load-report.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
+import { ManualClock } from '../../src/testing/index.js';
+import { makeBalancer, shardsOf } from '../helpers.js';
 
 describe('weightedByLoadReport: a blackout after an expiry', () => {
   it('restarts when the reports expired while the balancer was idle (no pick saw the expiry)', async () => {
-    const clock = new ManualClock();
     const picker = weightedByLoadReport({ blackoutMs: 10_000, expiryMs: 60_000 });
-    const balancer = new Balancer<string>({
-      shards: ['a', 'b', 'c'].map((id) => ({ id, target: id })),
+    const { clock, balancer } = makeBalancer({
+      shards: shardsOf(['a', 'b', 'c']),
       picker,
-      clock,
-      random: seededRandom(1),
       maxInFlightPerShard: 1_000,
     });
     const weights = () => ['a', 'b', 'c'].map((id) => picker.weightOf(id));

@@ -1,17 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { Balancer, roundRobin } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { tick } from '../helpers.js';
+import { roundRobin } from '../../src/index.js';
+import { makeBalancer, shardsOf, tick } from '../helpers.js';
 
 // docs/reference.md "## Pickers": `roundRobin()` | each in turn, from the first.
 describe('roundRobin(): each in turn', () => {
   it('one failing shard of three: the two healthy shards still get their turns', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
-      shards: ['a', 'b', 'c'].map((id) => ({ id, target: id })),
+    const { clock, balancer } = makeBalancer({
+      shards: shardsOf(['a', 'b', 'c']),
       picker: roundRobin(),
-      clock,
-      random: seededRandom(1),
       health: false,
       retry: { attempts: 2, backoff: { baseMs: 1, maxMs: 1 }, budget: false },
     });

@@ -1,19 +1,17 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHttpBalancer } from '../../src/http/index.js';
-import { Balancer, ConfigError, weightedByLoadReport } from '../../src/index.js';
+import { type Balancer, ConfigError, weightedByLoadReport } from '../../src/index.js';
 import type { LoadReportPicker } from '../../src/pickers/weighted-by-load-report.js';
 import { ManualClock, pickerConformance, seededRandom } from '../../src/testing/index.js';
-import { flush } from '../helpers.js';
+import { flush, makeBalancer } from '../helpers.js';
 import { startServers, type TestServer } from '../http/servers.js';
 
 const IDS = ['a', 'b', 'c'];
 
 function setup(picker: LoadReportPicker = weightedByLoadReport()) {
-  const clock = new ManualClock();
-  const balancer = new Balancer<string>({
+  const { clock, balancer } = makeBalancer({
     shards: IDS.map((id) => ({ id, target: id })),
     picker,
-    clock,
     random: seededRandom(7),
     maxInFlightPerShard: 100_000,
   });

@@ -1,15 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import {
-  type BalancerOptions,
-  RetriesExhaustedError,
-  type RetryEvent,
-  roundRobin,
-} from '../../src/index.js';
+import { RetriesExhaustedError, type RetryEvent, roundRobin } from '../../src/index.js';
 import { resolveRetryOptions } from '../../src/retry/options.js';
 import { decideRetry } from '../../src/retry/policy.js';
-import { failAfter, flush, makeBalancer, tick, track } from '../helpers.js';
+import {
+  failAfter,
+  flush,
+  makeBalancer,
+  type TestBalancerOptions,
+  tick,
+  track,
+} from '../helpers.js';
 
-function make(options: Partial<BalancerOptions<string>> = {}, ids = ['a', 'b', 'c']) {
+function make(options: TestBalancerOptions<string> = {}, ids = ['a', 'b', 'c']) {
   return makeBalancer({ picker: roundRobin(), ...options }, ids);
 }
 

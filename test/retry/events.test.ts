@@ -4,25 +4,16 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
-  Balancer,
   consistentHash,
   type FailureEvent,
   PushBackError,
   type RetryEvent,
   roundRobin,
 } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { failAfter, flush, resolveAfter, tick, track } from '../helpers.js';
+import { failAfter, flush, makeBalancer, resolveAfter, tick, track } from '../helpers.js';
 
 function make(options: Record<string, unknown>, ids: string[]) {
-  const clock = new ManualClock();
-  const balancer = new Balancer<string>({
-    shards: ids.map((id) => ({ id, target: `t-${id}` })),
-    clock,
-    random: seededRandom(1),
-    picker: roundRobin(),
-    ...options,
-  });
+  const { clock, balancer } = makeBalancer({ picker: roundRobin(), ...options }, ids);
   return { clock, balancer };
 }
 

@@ -1,10 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import {
-  Balancer,
-  type BalancerOptions,
+  type Balancer,
   consistentHash,
   type EjectEvent,
-  type FailureEvent,
   isShardwiseError,
   PushBackError,
   p2c,
@@ -13,18 +11,26 @@ import {
   type RetryEvent,
   roundRobin,
 } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { failAfter, flush, resolveAfter, tick, track } from '../helpers.js';
+import { type ManualClock, seededRandom } from '../../src/testing/index.js';
+import {
+  failAfter,
+  flush,
+  makeBalancer,
+  recorded,
+  resolveAfter,
+  shardsOf,
+  type TestBalancerOptions,
+  tick,
+  track,
+} from '../helpers.js';
 
 function make(
-  options: Partial<BalancerOptions<string>> = {},
+  options: TestBalancerOptions<string> = {},
   ids: readonly string[] = ['a', 'b', 'c'],
   seed = 1,
 ): { clock: ManualClock; balancer: Balancer<string> } {
-  const clock = new ManualClock();
-  const balancer = new Balancer<string>({
-    shards: ids.map((id) => ({ id, target: id })),
-    clock,
+  const { clock, balancer } = makeBalancer({
+    shards: shardsOf(ids),
     random: seededRandom(seed),
     ...options,
   });
@@ -126,8 +132,7 @@ describe('which runs are retried', () => {
 
   it('a non-idempotent run is not retried after a generic error: it rejects with that error', async () => {
     const { clock, balancer } = make();
-    const failures: FailureEvent[] = [];
-    balancer.on('failure', (e) => failures.push(e));
+    const failures = recorded(balancer, 'failure');
     const boom = new Error('maybe reached the shard');
     const run = track(balancer.run(() => failAfter(clock, 5, boom)));
     await settleAll(clock, balancer);
@@ -355,8 +360,7 @@ describe('backoff', () => {
       ['a', 'b', 'c', 'd'],
       35,
     );
-    const retries: RetryEvent[] = [];
-    balancer.on('retry', (e) => retries.push(e));
+    const retries = recorded(balancer, 'retry');
     const runs = Array.from({ length: 100 }, () =>
       track(balancer.run(() => failAfter(clock, 1, new Error('x')), { idempotent: true })),
     );
@@ -500,8 +504,7 @@ describe('push-back', () => {
 
   it('a retry waits for push-back only when every shard it may use pushes back, and never past its delivery deadline', async () => {
     const { clock, balancer } = make({ picker: roundRobin() }, ['a', 'b']);
-    const retries: RetryEvent[] = [];
-    balancer.on('retry', (e) => retries.push(e));
+    const retries = recorded(balancer, 'retry');
     // Both shards push back: b for 300 ms, a for 800 ms; the retry waits for b's to end.
     const waits = balancer.run(
       (shard, ctx) =>

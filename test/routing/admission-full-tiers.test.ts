@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { Balancer } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { flush, resolveAfter, tick, track } from '../helpers.js';
+import { ManualClock } from '../../src/testing/index.js';
+import { flush, makeBalancer, resolveAfter, tick, track } from '../helpers.js';
 
 function make(clock: ManualClock, extra: object = {}) {
-  return new Balancer<string>({
+  return makeBalancer({
+    clock,
     shards: [
       { id: 'local', target: 'local', labels: { site: 'onprem' } },
       { id: 'cloud', target: 'cloud', labels: { site: 'cloud' } },
@@ -12,10 +12,8 @@ function make(clock: ManualClock, extra: object = {}) {
     prefer: [{ site: 'onprem' }, { site: 'cloud' }],
     maxInFlightPerShard: 1,
     health: false,
-    clock,
-    random: seededRandom(1),
     ...extra,
-  });
+  }).balancer;
 }
 
 describe("overflow 'reject' full, prefer tiers, spillAfterMs 0 (default)", () => {

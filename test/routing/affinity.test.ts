@@ -5,29 +5,34 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
-  Balancer,
-  type BalancerOptions,
+  type Balancer,
   type ConsistentHashPicker,
   consistentHash,
-  type RouteEvent,
   ShardUnavailableError,
 } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { failAfter, resolveAfter, tick, track } from '../helpers.js';
+import { type ManualClock, seededRandom } from '../../src/testing/index.js';
+import {
+  failAfter,
+  keyHomedOn,
+  makeBalancer,
+  recorded,
+  resolveAfter,
+  shardsOf,
+  type TestBalancerOptions,
+  tick,
+  track,
+} from '../helpers.js';
 
 const IDS = ['a', 'b', 'c'];
 
-function make(picker: ConsistentHashPicker, options: Partial<BalancerOptions<string>> = {}) {
-  const clock = new ManualClock();
-  const balancer = new Balancer<string>({
-    shards: IDS.map((id) => ({ id, target: id })),
+function make(picker: ConsistentHashPicker, options: TestBalancerOptions<string> = {}) {
+  const { clock, balancer } = makeBalancer({
+    shards: shardsOf(IDS),
     picker,
-    clock,
     random: seededRandom(3),
     ...options,
   });
-  const routes: RouteEvent[] = [];
-  balancer.on('route', (e) => routes.push(e));
+  const routes = recorded(balancer, 'route');
   return { clock, balancer, routes };
 }
 
@@ -71,9 +76,7 @@ describe('strict affinity (the default for keyed pickers)', () => {
     const { clock, balancer } = make(consistentHash({ algorithm: 'maglev' }), {
       maxInFlightPerShard: 1,
     });
-    const key = (home: string) => {
-      for (let i = 0; ; i++) if (balancer.homeOf(`k${i}`) === home) return `k${i}`;
-    };
+    const key = (home: string) => keyHomedOn(balancer, home);
     const order: string[] = [];
     const hold = (label: string, ms: number) => (shard: { id: string }) => {
       order.push(`${label}@${shard.id}`);
@@ -180,9 +183,7 @@ describe('strict affinity (the default for keyed pickers)', () => {
     const { clock, balancer } = make(consistentHash({ algorithm: 'ring' }), {
       maxInFlightPerShard: 1,
     });
-    const key = (home: string) => {
-      for (let i = 0; ; i++) if (balancer.homeOf(`q${i}`) === home) return `q${i}`;
-    };
+    const key = (home: string) => keyHomedOn(balancer, home, 'q');
     const k = key('c');
     const busy = balancer.run(() => resolveAfter(clock, 1_000, 'busy'), { key: k });
     const waiting = track(balancer.run((shard) => resolveAfter(clock, 1, shard.id), { key: k }));
@@ -263,8 +264,7 @@ describe('rehash', () => {
   it('growing a Maglev table is explicit, and the balancer emits one rehash event with the keys moved', () => {
     const picker = consistentHash({ algorithm: 'maglev' });
     const { balancer } = make(picker);
-    const events: unknown[] = [];
-    balancer.on('rehash', (e) => events.push(e));
+    const events = recorded(balancer, 'rehash');
     const event = picker.resize(655373);
     expect(events).toEqual([event]);
     expect(event).toMatchObject({ tableSize: 655373, previousTableSize: 65537 });

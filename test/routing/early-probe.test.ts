@@ -4,18 +4,16 @@
  * `Retry-After` — and the waiting run is the probe. Unkeyed traffic keeps the ejection's own time.
  */
 import { describe, expect, it } from 'vitest';
-import { Balancer, consistentHash, PushBackError } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { flush, tick } from '../helpers.js';
+import { consistentHash, PushBackError } from '../../src/index.js';
+import { seededRandom } from '../../src/testing/index.js';
+import { flush, makeBalancer, shardsOf, tick } from '../helpers.js';
 
 const refused = () => Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
 
 function setup(picker = consistentHash()) {
-  const clock = new ManualClock();
-  const balancer = new Balancer<string>({
-    shards: ['a', 'b', 'c'].map((id) => ({ id, target: id })),
+  const { clock, balancer } = makeBalancer({
+    shards: shardsOf(['a', 'b', 'c']),
     picker,
-    clock,
     random: seededRandom(7),
     health: { consecutiveFailures: 1, baseEjectionMs: 600_000 },
     retry: { attempts: 3, backoff: { baseMs: 0, maxMs: 0 }, budget: false },
@@ -78,11 +76,8 @@ describe('an ejected home with keyed runs waiting for it', () => {
   });
 
   it('unkeyed traffic does not probe early: the ejection keeps its own time', async () => {
-    const clock = new ManualClock();
-    const unkeyed = new Balancer<string>({
-      shards: ['a', 'b'].map((id) => ({ id, target: id })),
-      clock,
-      random: seededRandom(1),
+    const { clock, balancer: unkeyed } = makeBalancer({
+      shards: shardsOf(['a', 'b']),
       health: { consecutiveFailures: 1, baseEjectionMs: 600_000 },
     });
     const reached: string[] = [];

@@ -3,33 +3,37 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
-  Balancer,
-  type BalancerOptions,
   type ConsistentHashPicker,
   consistentHash,
   MissingKeyError,
-  type RouteEvent,
   roundRobin,
   ShardUnavailableError,
 } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { failAfter, resolveAfter, tick, track } from '../helpers.js';
+import { seededRandom } from '../../src/testing/index.js';
+import {
+  failAfter,
+  keyHomedOn,
+  makeBalancer,
+  recorded,
+  resolveAfter,
+  shardsOf,
+  type TestBalancerOptions,
+  tick,
+  track,
+} from '../helpers.js';
 
 function make(
   picker: ConsistentHashPicker,
-  options: Partial<BalancerOptions<string>> = {},
+  options: TestBalancerOptions<string> = {},
   ids: string[] = ['a', 'b', 'c', 'd'],
 ) {
-  const clock = new ManualClock();
-  const balancer = new Balancer<string>({
-    shards: ids.map((id) => ({ id, target: id })),
+  const { clock, balancer } = makeBalancer({
+    shards: shardsOf(ids),
     picker,
-    clock,
     random: seededRandom(7),
     ...options,
   });
-  const routes: RouteEvent[] = [];
-  balancer.on('route', (e) => routes.push(e));
+  const routes = recorded(balancer, 'route');
   return { clock, balancer, routes };
 }
 
@@ -128,9 +132,7 @@ describe('spill: capped home and capped next candidate', () => {
     const home = balancer.homeOf('k')!;
     const other = home === 'a' ? 'b' : 'a';
     // Hold the home for 100 ms and the other for 10 ms (with keys of their own).
-    const keyOn = (id: string) => {
-      for (let i = 0; ; i++) if (balancer.homeOf(`x${i}`) === id) return `x${i}`;
-    };
+    const keyOn = (id: string) => keyHomedOn(balancer, id, 'x');
     track(balancer.run(() => resolveAfter(clock, 100, 0), { key: keyOn(home) }));
     track(balancer.run(() => resolveAfter(clock, 10, 0), { key: keyOn(other) }));
     const ran = track(balancer.run(async (s) => s.id, { key: 'k' }));
@@ -226,8 +228,7 @@ describe('keyless runs under a keyed picker', () => {
 
 describe('strict keyed runs and rules', () => {
   it('a strict keyed run whose rule excludes its home never reaches a shard outside the rule', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
+    const { balancer } = makeBalancer({
       shards: [
         { id: 'fra', target: 'fra', labels: { region: 'eu' } },
         { id: 'ams', target: 'ams', labels: { region: 'eu' } },
@@ -235,18 +236,9 @@ describe('strict keyed runs and rules', () => {
         { id: 'sfo', target: 'sfo', labels: { region: 'us' } },
       ],
       picker: consistentHash(),
-      clock,
-      random: seededRandom(1),
     });
-    let key = '';
-    for (let i = 0; ; i++) {
-      if (balancer.homeOf(`k${i}`) === 'iad') {
-        key = `k${i}`;
-        break;
-      }
-    }
-    const routes: RouteEvent[] = [];
-    balancer.on('route', (e) => routes.push(e));
+    const key = keyHomedOn(balancer, 'iad');
+    const routes = recorded(balancer, 'route');
     const ran = await balancer.run(async (s) => s.id, { key, require: { region: 'eu' } });
     expect(['fra', 'ams']).toContain(ran);
     expect(routes[0]!.home).toBe(ran);

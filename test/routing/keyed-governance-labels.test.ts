@@ -2,20 +2,19 @@
  * Red-team attacks: governance audit (tiers, labels) and keyed runs across label changes.
  */
 import { describe, expect, it } from 'vitest';
-import { Balancer, consistentHash, type RouteEvent, roundRobin } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { resolveAfter, tick, track } from '../helpers.js';
+import { consistentHash, roundRobin } from '../../src/index.js';
+import { seededRandom } from '../../src/testing/index.js';
+import { keyHomedOn, makeBalancer, recorded, resolveAfter, tick, track } from '../helpers.js';
 
 describe('stats().labels and zone', () => {
   it('zone counts as a label for rules, and its attempts are counted in stats().labels.zone', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
+    const { balancer } = makeBalancer({
       shards: [
         { id: 'a', target: 'a', zone: 'z1' },
         { id: 'b', target: 'b', zone: 'z2' },
       ],
       picker: roundRobin(),
-      clock,
+      random: undefined,
     });
     for (let i = 0; i < 3; i++) {
       expect(await balancer.run(async (s) => s.id, { require: { zone: 'z1' }, bytes: 10 })).toBe(
@@ -28,8 +27,7 @@ describe('stats().labels and zone', () => {
 
 describe('stats().tiers with keyed runs', () => {
   it('tier counts add up to every attempt, keyed strict runs included', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
+    const { balancer } = makeBalancer({
       shards: [
         { id: 'r1', target: 'r1', labels: { site: 'onprem' } },
         { id: 'r2', target: 'r2', labels: { site: 'onprem' } },
@@ -38,11 +36,9 @@ describe('stats().tiers with keyed runs', () => {
       ],
       picker: consistentHash(),
       prefer: [{ site: 'onprem' }, { site: 'cloud' }],
-      clock,
       random: seededRandom(2),
     });
-    const routes: RouteEvent[] = [];
-    balancer.on('route', (e) => routes.push(e));
+    const routes = recorded(balancer, 'route');
     for (let i = 0; i < 60; i++) await balancer.run(async (s) => s.id, { key: `k${i}` });
     const s = balancer.stats();
     expect(s.tiers.reduce((n, t) => n + t.requests, 0)).toBe(60);
@@ -54,27 +50,18 @@ describe('stats().tiers with keyed runs', () => {
 
 describe('strict keyed runs with rules across label changes', () => {
   it('a parked strict keyed run never reaches a shard that stopped satisfying its rule', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
+    const { clock, balancer } = makeBalancer({
       shards: [
         { id: 'a', target: 'a', labels: { region: 'eu' } },
         { id: 'b', target: 'b', labels: { region: 'eu' } },
         { id: 'c', target: 'c', labels: { region: 'us' } },
       ],
       picker: consistentHash({ algorithm: 'rendezvous' }),
-      clock,
       maxInFlightPerShard: 1,
       random: seededRandom(2),
     });
     const rule = { region: 'eu' };
-    let key = '';
-    for (let i = 0; ; i++) {
-      const k = `k${i}`;
-      if (balancer.homeOf(k) === 'a') {
-        key = k;
-        break;
-      }
-    }
+    const key = keyHomedOn(balancer, 'a');
     const ranOn: [string, string][] = [];
     const hold = track(balancer.run((s) => resolveAfter(clock, 100, s.id), { key, require: rule }));
     const parked = track(

@@ -3,52 +3,51 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
-  Balancer,
-  type BalancerOptions,
   ConfigError,
   type ConsistentHashPicker,
   consistentHash,
   PushBackError,
   type Requirement,
-  type RouteEvent,
   roundRobin,
 } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { tick, track } from '../helpers.js';
+import { seededRandom } from '../../src/testing/index.js';
+import {
+  makeBalancer,
+  recorded,
+  shardsOf,
+  type TestBalancerOptions,
+  tick,
+  track,
+} from '../helpers.js';
 
 function make(
   picker: ConsistentHashPicker,
-  options: Partial<BalancerOptions<string>> = {},
-  shards: { id: string; target: string; labels?: Record<string, string>; weight?: number }[] = [
-    'a',
-    'b',
-    'c',
-  ].map((id) => ({ id, target: id })),
+  options: TestBalancerOptions<string> = {},
+  shards: {
+    id: string;
+    target: string;
+    labels?: Record<string, string>;
+    weight?: number;
+  }[] = shardsOf(['a', 'b', 'c']),
 ) {
-  const clock = new ManualClock();
-  const balancer = new Balancer<string>({
+  const { clock, balancer } = makeBalancer({
     shards,
     picker,
-    clock,
     random: seededRandom(3),
     ...options,
   });
-  const routes: RouteEvent[] = [];
-  balancer.on('route', (e) => routes.push(e));
+  const routes = recorded(balancer, 'route');
   return { clock, balancer, routes };
 }
 
 describe('rule objects reused and changed between runs', () => {
   it('a require object changed between two runs: the second run never reaches a shard outside its (new) rule', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
+    const { balancer } = makeBalancer({
       shards: [
         { id: 'fra', target: 'fra', labels: { region: 'eu' } },
         { id: 'iad', target: 'iad', labels: { region: 'us' } },
       ],
       picker: roundRobin(),
-      clock,
-      random: seededRandom(1),
     });
     const audit: unknown[] = [];
     balancer.on('route', (e) => audit.push([e.shardId, JSON.stringify(e.requirement)]));
@@ -64,16 +63,13 @@ describe('rule objects reused and changed between runs', () => {
   });
 
   it('a policy that returns one shared object, filled per record: each run stays inside the rule it was given', async () => {
-    const clock = new ManualClock();
     const shared: Record<string, string> = {};
-    const balancer = new Balancer<string>({
+    const { balancer } = makeBalancer({
       shards: [
         { id: 'fra', target: 'fra', labels: { region: 'eu' } },
         { id: 'iad', target: 'iad', labels: { region: 'us' } },
       ],
       picker: roundRobin(),
-      clock,
-      random: seededRandom(1),
       policy: (meta) => {
         shared.region = (meta as { region: string }).region;
         return shared;
@@ -122,14 +118,13 @@ describe("affinity 'spill' without boundedLoad", () => {
 
 describe('policy(meta) misbehaving', () => {
   it('a policy that throws rejects that run once with its error, counted once', async () => {
-    const clock = new ManualClock();
     const boom = new Error('policy boom');
-    const balancer = new Balancer<string>({
+    const { clock, balancer } = makeBalancer({
       shards: [{ id: 'a', target: 'a', labels: { region: 'eu' } }],
-      clock,
       policy: () => {
         throw boom;
       },
+      random: undefined,
     });
     const out = track(balancer.run(async () => 1, { meta: {} }));
     await tick(clock, 1);
@@ -141,11 +136,10 @@ describe('policy(meta) misbehaving', () => {
 
   it('a policy returning garbage (string, null, array, Map, number) rejects with ConfigError', async () => {
     for (const garbage of ['eu', null, [['region', 'eu']], new Map([['region', 'eu']]), 7]) {
-      const clock = new ManualClock();
-      const balancer = new Balancer<string>({
+      const { clock, balancer } = makeBalancer({
         shards: [{ id: 'a', target: 'a', labels: { region: 'eu' } }],
-        clock,
         policy: () => garbage as never,
+        random: undefined,
       });
       const out = track(balancer.run(async () => 1, { meta: {} }));
       await tick(clock, 1);

@@ -1,7 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
-  Balancer,
   consistentHash,
   type Picker,
   p2c,
@@ -12,6 +11,7 @@ import {
   type ShardState,
 } from '../../src/index.js';
 import { ManualClock, seededRandom } from '../../src/testing/index.js';
+import { flush, makeBalancer } from '../helpers.js';
 
 /**
  * The governance guarantee, checked by property: whatever the picker, failures, timeouts,
@@ -69,7 +69,8 @@ describe('routing rules are never broken', () => {
           target: i,
           labels: labelsOf(i),
         }));
-        const balancer = new Balancer<number>({
+        const { balancer } = makeBalancer({
+          clock,
           shards: specs,
           picker: pickers[s.picker]!(),
           maxInFlightPerShard: 4,
@@ -84,7 +85,6 @@ describe('routing rules are never broken', () => {
             panicThreshold: s.panicThreshold,
           },
           ...(s.prefer ? { prefer: [{ site: 'onprem' }, { site: 'cloud' }] } : {}),
-          clock,
           random: seededRandom(s.seed + 1),
         });
         let violations = 0;
@@ -109,7 +109,6 @@ describe('routing rules are never broken', () => {
               1 + rnd() * 5,
             );
           });
-        const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
         let settled = 0;
         let removed = false;
         for (let i = 0; i < 5_000; i++) {

@@ -7,9 +7,8 @@ import {
   roundRobin,
   type ShardSpec,
 } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-
-const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
+import { seededRandom } from '../../src/testing/index.js';
+import { flush, makeBalancer } from '../helpers.js';
 
 const fleet: ShardSpec<string>[] = [
   { id: 'eu-1', target: 'eu-1', labels: { region: 'eu', site: 'onprem' } },
@@ -19,11 +18,9 @@ const fleet: ShardSpec<string>[] = [
 ];
 
 function make(extra: Record<string, unknown> = {}) {
-  const clock = new ManualClock();
-  const balancer = new Balancer<string>({
+  const { clock, balancer } = makeBalancer({
     shards: fleet,
     picker: roundRobin(),
-    clock,
     random: seededRandom(7),
     ...extra,
   });

@@ -1,17 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { Balancer, ConfigError, NoShardAvailableError, roundRobin } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
+import { ConfigError, NoShardAvailableError, roundRobin } from '../../src/index.js';
+import { makeBalancer } from '../helpers.js';
 
 function make(extra: Record<string, unknown> = {}) {
-  const clock = new ManualClock();
-  const balancer = new Balancer<string>({
+  const { clock, balancer } = makeBalancer({
     shards: [
       { id: 'eu-1', target: 'a', labels: { region: 'eu', site: 'onprem' } },
       { id: 'us-1', target: 'b', labels: { region: 'us', site: 'cloud' } },
     ],
     picker: roundRobin(),
-    clock,
-    random: seededRandom(1),
     ...extra,
   });
   return { clock, balancer };
@@ -37,12 +34,9 @@ describe('rule grammar: a label no shard has', () => {
 
 describe('rule text never echoes URL credentials', () => {
   it('NoShardAvailableError for a rule whose value is a URL with credentials', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
+    const { balancer } = makeBalancer({
       shards: [{ id: 'a', target: 'a', labels: { origin: 'http://10.0.0.1' } }],
       picker: roundRobin(),
-      clock,
-      random: seededRandom(1),
     });
     const error = await balancer
       .run(async (s) => s.id, { require: { origin: 'http://admin:hunter2@10.0.0.9/?token=abc' } })

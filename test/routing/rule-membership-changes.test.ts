@@ -1,17 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import type { ShardSpec } from '../../src/base/types.js';
-import { Balancer, type BalancerOptions, type RouteEvent, roundRobin } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { flush, resolveAfter, tick, track } from '../helpers.js';
+import { type RouteEvent, roundRobin } from '../../src/index.js';
+import {
+  flush,
+  makeBalancer,
+  recorded,
+  resolveAfter,
+  type TestBalancerOptions,
+  tick,
+  track,
+} from '../helpers.js';
 
 /** A round-robin balancer over `shards` on a manual clock, with `options` beside. */
-function make(shards: ShardSpec<string>[], options: Partial<BalancerOptions<string>> = {}) {
-  const clock = new ManualClock();
-  const balancer = new Balancer<string>({
+function make(shards: ShardSpec<string>[], options: TestBalancerOptions<string> = {}) {
+  const { clock, balancer } = makeBalancer({
     shards,
     picker: roundRobin(),
-    clock,
-    random: seededRandom(1),
     ...options,
   });
   return { clock, balancer };
@@ -58,8 +62,7 @@ describe('membership changes re-evaluate waiting runs', () => {
         maxInFlightPerShard: 1,
       },
     );
-    const routes: RouteEvent[] = [];
-    balancer.on('route', (e) => routes.push(e));
+    const routes = recorded(balancer, 'route');
     const first = track(balancer.run(() => resolveAfter(clock, 5000, 'x')));
     const second = track(balancer.run(async (s) => s.id));
     await flush();
@@ -87,8 +90,7 @@ describe('membership changes re-evaluate waiting runs', () => {
       ],
       { prefer: [{ site: 'onprem' }, { site: 'cloud' }] },
     );
-    const routes: RouteEvent[] = [];
-    balancer.on('route', (e) => routes.push(e));
+    const routes = recorded(balancer, 'route');
     const rule = { site: ['onprem', 'cloud'] };
     expect(await balancer.run(async (s) => s.id, { require: rule })).toBe('op-1');
     expect(await balancer.run(async (s) => s.id)).toBe('op-1');

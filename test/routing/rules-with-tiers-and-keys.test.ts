@@ -1,14 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ShardSpec } from '../../src/base/types.js';
-import {
-  Balancer,
-  consistentHash,
-  peakEwma,
-  type RouteEvent,
-  roundRobin,
-} from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { tick, track } from '../helpers.js';
+import { consistentHash, peakEwma, type RouteEvent, roundRobin } from '../../src/index.js';
+import { seededRandom } from '../../src/testing/index.js';
+import { makeBalancer, tick, track } from '../helpers.js';
 
 const SHARDS: ShardSpec<string>[] = [
   { id: 'eu-op', target: 'a', labels: { region: 'eu', site: 'onprem' } },
@@ -29,15 +23,13 @@ for (const [name, picker] of [
 ] as const) {
   describe(`rules + tiers + retries under ${name}`, () => {
     it('every attempt stays in its rule; route/tiers/labels/shards counters add up', async () => {
-      const clock = new ManualClock();
       const rnd = seededRandom(7);
-      const balancer = new Balancer<string>({
+      const { clock, balancer } = makeBalancer({
         shards: SHARDS,
         picker: picker(),
         prefer: [{ site: 'onprem' }, { site: 'cloud' }],
         spillAfterMs: 5,
         maxInFlightPerShard: 2,
-        clock,
         random: seededRandom(3),
         retry: { attempts: 3, backoff: { baseMs: 2, maxMs: 4 }, budget: false },
         health: { consecutiveFailures: 3, baseEjectionMs: 50, maxEjectedPercent: 50 },

@@ -5,15 +5,13 @@
  * "`boundedLoad: c` … it also moves when its home already holds ceil(c × (inFlight + 1) / n)").
  */
 import { describe, expect, it } from 'vitest';
-import { Balancer, consistentHash, type RouteEvent } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { tick, track } from '../helpers.js';
+import { consistentHash } from '../../src/index.js';
+import { makeBalancer, recorded, tick, track } from '../helpers.js';
 
 describe("affinity 'spill' with prefer tiers: the key's home in a later tier", () => {
   it('a run placed in tier 0 away from its idle cloud home is not reported as a bounded-load displacement', async () => {
-    const clock = new ManualClock();
     const picker = consistentHash({ affinity: 'spill' }); // no boundedLoad
-    const balancer = new Balancer<string>({
+    const { clock, balancer } = makeBalancer({
       shards: [
         { id: 'op-1', target: 'op-1', labels: { site: 'onprem' } },
         { id: 'op-2', target: 'op-2', labels: { site: 'onprem' } },
@@ -22,11 +20,8 @@ describe("affinity 'spill' with prefer tiers: the key's home in a later tier", (
       ],
       picker,
       prefer: [{ site: 'onprem' }, { site: 'cloud' }],
-      clock,
-      random: seededRandom(1),
     });
-    const routes: RouteEvent[] = [];
-    balancer.on('route', (e) => routes.push(e));
+    const routes = recorded(balancer, 'route');
     // A key whose home is a cloud shard (deterministic: murmur3 over fixed keys).
     let key: string | undefined;
     for (let i = 0; i < 200 && key === undefined; i++) {

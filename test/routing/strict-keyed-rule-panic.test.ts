@@ -5,14 +5,12 @@
  * same rule (its home is the rule's only shard) must too.
  */
 import { describe, expect, it } from 'vitest';
-import { Balancer, consistentHash, roundRobin } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { failAfter, resolveAfter, tick, track } from '../helpers.js';
+import { consistentHash, roundRobin } from '../../src/index.js';
+import { failAfter, makeBalancer, resolveAfter, tick, track } from '../helpers.js';
 
 /** op-1 onprem, cl-1…3 cloud; strict consistent hashing; one failure ejects (cap 32: the default). */
 function setup(maxInFlightPerShard = 32) {
-  const clock = new ManualClock();
-  const balancer = new Balancer<string>({
+  const { clock, balancer } = makeBalancer({
     shards: [
       { id: 'op-1', target: 'op-1', labels: { site: 'onprem' } },
       { id: 'cl-1', target: 'cl-1', labels: { site: 'cloud' } },
@@ -20,8 +18,6 @@ function setup(maxInFlightPerShard = 32) {
       { id: 'cl-3', target: 'cl-3', labels: { site: 'cloud' } },
     ],
     picker: consistentHash({ fallback: roundRobin() }),
-    clock,
-    random: seededRandom(1),
     health: { consecutiveFailures: 1 },
     retry: false,
     timeoutMs: 1_000,

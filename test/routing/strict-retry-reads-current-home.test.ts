@@ -3,23 +3,28 @@
  * the one cached when the attempt started, not the key's home now.
  */
 import { describe, expect, it } from 'vitest';
-import { Balancer, consistentHash, PushBackError } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { failAfter, flush, resolveAfter, tick, track } from '../helpers.js';
+import { consistentHash, PushBackError } from '../../src/index.js';
+import { ManualClock } from '../../src/testing/index.js';
+import {
+  failAfter,
+  flush,
+  keyHomedOn,
+  makeBalancer,
+  resolveAfter,
+  shardsOf,
+  tick,
+  track,
+} from '../helpers.js';
 
 function make(clock: ManualClock) {
-  return new Balancer<string>({
-    shards: [
-      { id: 'a', target: 'a' },
-      { id: 'b', target: 'b' },
-    ],
+  return makeBalancer({
+    clock,
+    shards: shardsOf(['a', 'b']),
     picker: consistentHash({ algorithm: 'rendezvous' }),
     timeoutMs: 1_000,
     health: false,
     retry: { attempts: 3, backoff: { baseMs: 1, maxMs: 1 }, budget: false },
-    clock,
-    random: seededRandom(1),
-  });
+  }).balancer;
 }
 
 /** A strict keyed run of `key` that 'a' pushes back for 10 s, and any other shard serves. */
@@ -43,12 +48,7 @@ describe('strict keyed retry after push-back reads the key’s current home', ()
   it('home removed (drain) while its attempt runs: the retry goes to the key’s new home', async () => {
     const clock = new ManualClock();
     const balancer = make(clock);
-    let key = '';
-    for (let i = 0; i < 1_000; i++)
-      if (balancer.homeOf(`k${i}`) === 'a') {
-        key = `k${i}`;
-        break;
-      }
+    const key = keyHomedOn(balancer, 'a');
     const { seen, out } = pushedBackOnA(balancer, clock, key);
     await flush();
     expect(seen).toEqual(['a']);

@@ -3,22 +3,18 @@
  * `prefer` tiers: an untried shard of a later tier before a tried one of an earlier tier.
  */
 import { describe, expect, it } from 'vitest';
-import { Balancer, roundRobin } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { failAfter, resolveAfter, tick, track } from '../helpers.js';
+import { roundRobin } from '../../src/index.js';
+import { failAfter, makeBalancer, resolveAfter, tick, track } from '../helpers.js';
 
 describe('retries with prefer tiers', () => {
   it('a failed attempt on the only on-prem shard is retried on an untried shard that can take it', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
+    const { clock, balancer } = makeBalancer({
       shards: [
         { id: 'op-1', target: 'op-1', labels: { site: 'onprem' } },
         { id: 'cl-1', target: 'cl-1', labels: { site: 'cloud' } },
       ],
       picker: roundRobin(),
       prefer: [{ site: 'onprem' }, { site: 'cloud' }],
-      clock,
-      random: seededRandom(1),
       retry: { attempts: 3 },
     });
     const routes: string[] = [];

@@ -3,12 +3,13 @@
  * tried (failed for another reason) could take it.
  */
 import { describe, expect, it } from 'vitest';
-import { Balancer, PushBackError } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { failAfter, flush, resolveAfter, tick, track } from '../helpers.js';
+import { PushBackError } from '../../src/index.js';
+import { ManualClock } from '../../src/testing/index.js';
+import { failAfter, flush, makeBalancer, resolveAfter, tick, track } from '../helpers.js';
 
 function make(clock: ManualClock, tiers: boolean) {
-  return new Balancer<string>({
+  return makeBalancer({
+    clock,
     shards: [
       { id: 'local', target: 'local', labels: { site: 'onprem' } },
       { id: 'cloud', target: 'cloud', labels: { site: 'cloud' } },
@@ -16,9 +17,7 @@ function make(clock: ManualClock, tiers: boolean) {
     ...(tiers ? { prefer: [{ site: 'onprem' }, { site: 'cloud' }] } : {}),
     health: false,
     retry: { attempts: 3, backoff: { baseMs: 1, maxMs: 1 }, budget: false },
-    clock,
-    random: seededRandom(1),
-  });
+  }).balancer;
 }
 
 async function scenario(tiers: boolean) {

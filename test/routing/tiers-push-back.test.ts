@@ -1,11 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { Balancer, PushBackError, type RouteEvent, roundRobin } from '../../src/index.js';
-import { ManualClock, seededRandom } from '../../src/testing/index.js';
-import { flush, tick, track } from '../helpers.js';
+import { PushBackError, type RouteEvent, roundRobin } from '../../src/index.js';
+import { flush, makeBalancer, tick, track } from '../helpers.js';
 
 function make(prefer: boolean, spillAfterMs: number) {
-  const clock = new ManualClock();
-  const balancer = new Balancer<string>({
+  const { clock, balancer } = makeBalancer({
     shards: [
       { id: 'op-1', target: 'op-1', labels: { site: 'onprem' } },
       { id: 'cl-1', target: 'cl-1', labels: { site: 'cloud' } },
@@ -14,8 +12,6 @@ function make(prefer: boolean, spillAfterMs: number) {
     ...(prefer ? { prefer: [{ site: 'onprem' }, { site: 'cloud' }] } : {}),
     spillAfterMs,
     retry: false,
-    clock,
-    random: seededRandom(1),
   });
   return { clock, balancer };
 }

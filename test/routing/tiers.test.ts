@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Balancer, ConfigError, type RouteEvent, roundRobin } from '../../src/index.js';
-import { ManualClock, seededRandom, simulate } from '../../src/testing/index.js';
-
-const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
+import { seededRandom, simulate } from '../../src/testing/index.js';
+import { flush, makeBalancer } from '../helpers.js';
 
 const shards = [
   { id: 'op-1', target: 1, labels: { site: 'onprem' } },
@@ -12,14 +11,12 @@ const shards = [
 
 describe('prefer: local-first tiers', () => {
   it('uses the first tier while it has room, spills when it is saturated past spillAfterMs', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer({
+    const { clock, balancer } = makeBalancer({
       shards,
       picker: roundRobin(),
       prefer: [{ site: 'onprem' }, { site: 'cloud' }],
       spillAfterMs: 50,
       maxInFlightPerShard: 1,
-      clock,
       random: seededRandom(3),
     });
     const routes: RouteEvent[] = [];
@@ -44,8 +41,7 @@ describe('prefer: local-first tiers', () => {
   });
 
   it('spills at once when the first tier is ejected, and comes back when it recovers', async () => {
-    const clock = new ManualClock();
-    const balancer = new Balancer({
+    const { clock, balancer } = makeBalancer({
       shards,
       picker: roundRobin(),
       prefer: [{ site: 'onprem' }, { site: 'cloud' }],
@@ -56,7 +52,6 @@ describe('prefer: local-first tiers', () => {
         baseEjectionMs: 1000,
       },
       retry: false,
-      clock,
       random: seededRandom(4),
     });
     const routes: RouteEvent[] = [];

@@ -1,16 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import type { Picker } from '../../src/base/types.js';
-import { Balancer } from '../../src/index.js';
 import { consistentHash } from '../../src/pickers/hashing/index.js';
 import { p2c, roundRobin } from '../../src/pickers/index.js';
 import {
   ManualClock,
   pickerConformance,
   remapFraction,
-  seededRandom,
   shardViews,
   simulate,
 } from '../../src/testing/index.js';
+import { makeBalancer, recorded, shardsOf } from '../helpers.js';
 
 describe('simulate stalls', () => {
   for (const algorithm of ['ring', 'maglev', 'rendezvous', 'jump'] as const) {
@@ -117,16 +116,12 @@ describe('conformance catches broken pickers', () => {
 
 describe('balancer and pickers', () => {
   it('resize() through a balancer: keyed runs go where home() says afterwards', async () => {
-    const clock = new ManualClock();
     const picker = consistentHash({ algorithm: 'maglev' });
-    const b = new Balancer<string>({
-      shards: ['a', 'b', 'c', 'd'].map((id) => ({ id, target: id })),
+    const { balancer: b } = makeBalancer({
+      shards: shardsOf(['a', 'b', 'c', 'd']),
       picker,
-      clock,
-      random: seededRandom(1),
     });
-    const events: unknown[] = [];
-    b.on('rehash', (e) => events.push(e));
+    const events = recorded(b, 'rehash');
     picker.resize(655373);
     expect(events).toHaveLength(1);
     for (let i = 0; i < 200; i++) {
@@ -141,11 +136,10 @@ describe('balancer and pickers', () => {
     const clock = new ManualClock();
     for (const algorithm of ['ring', 'maglev', 'rendezvous'] as const) {
       const picker = consistentHash({ algorithm });
-      const b = new Balancer<string>({
+      const { balancer: b } = makeBalancer({
+        clock,
         shards: Array.from({ length: 10 }, (_, i) => ({ id: `s${i}`, target: `s${i}` })),
         picker,
-        clock,
-        random: seededRandom(1),
       });
       const before = new Map<string, string>();
       for (let i = 0; i < 5000; i++)

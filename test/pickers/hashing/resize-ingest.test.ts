@@ -3,19 +3,15 @@
  * `resize()` does not: records whose key's home moved ride in a batch to another shard.
  */
 import { describe, expect, it } from 'vitest';
-import { Balancer, consistentHash, type ShardState } from '../../../src/index.js';
-import { ManualClock, seededRandom } from '../../../src/testing/index.js';
-import { flush, tick } from '../../helpers.js';
+import { consistentHash, type ShardState } from '../../../src/index.js';
+import { flush, makeBalancer, shardsOf, tick } from '../../helpers.js';
 
 describe('keyed batches and maglev resize()', () => {
   it('every record of a keyed batch sent after resize() lands on its key’s home', async () => {
     const picker = consistentHash({ algorithm: 'maglev', tableSize: 1009 });
-    const clock = new ManualClock();
-    const balancer = new Balancer<string>({
-      shards: ['a', 'b', 'c', 'd'].map((id) => ({ id, target: id })),
+    const { clock, balancer } = makeBalancer({
+      shards: shardsOf(['a', 'b', 'c', 'd']),
       picker,
-      clock,
-      random: seededRandom(1),
     });
     const probe = consistentHash({ algorithm: 'maglev', tableSize: 65537 });
     probe.rebuild(balancer.shards);

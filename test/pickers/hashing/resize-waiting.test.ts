@@ -5,23 +5,18 @@
  * counted as a displacement from the old one.
  */
 import { describe, expect, it } from 'vitest';
-import { Balancer, consistentHash, type RouteEvent } from '../../../src/index.js';
-import { ManualClock, seededRandom } from '../../../src/testing/index.js';
-import { failAfter, resolveAfter, tick } from '../../helpers.js';
+import { type Balancer, consistentHash } from '../../../src/index.js';
+import { failAfter, makeBalancer, recorded, resolveAfter, tick } from '../../helpers.js';
 
 const IDS = ['a', 'b', 'c', 'd'];
 
 function make(picker: ReturnType<typeof consistentHash>, cap = 32) {
-  const clock = new ManualClock();
-  const balancer = new Balancer<string>({
+  const { clock, balancer } = makeBalancer({
     shards: IDS.map((id) => ({ id, target: id })),
     picker,
-    clock,
-    random: seededRandom(1),
     maxInFlightPerShard: cap,
   });
-  const routes: RouteEvent[] = [];
-  balancer.on('route', (e) => routes.push(e));
+  const routes = recorded(balancer, 'route');
   return { clock, balancer, routes };
 }
 
