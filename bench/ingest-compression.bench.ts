@@ -33,6 +33,7 @@ import {
   type IngestSummary,
   p2c,
 } from '../src/http/index.js';
+import { handWrittenLoad } from './hand-written.js';
 import { fmt, goal, median, nowNs, printHeader, printTable, ratio } from './lib.js';
 import { type LogRecord, logRecord, rng } from './log-records.js';
 
@@ -102,50 +103,12 @@ function handWritten(gzip: boolean): Contender {
     const pools = origins.map((o) => new Pool(o, { connections: CONNECTIONS, pipelining: 1 }));
     const headers: Record<string, string> = { 'content-type': 'application/x-ndjson' };
     if (gzip) headers['content-encoding'] = 'gzip';
-    let next = 0;
-    let inFlight = 0;
-    let written = 0;
-    let raw = 0;
-    let wire = 0;
-    let failure: unknown;
-    let wake: (() => void) | undefined;
-    const post = async (body: string | Buffer, count: number) => {
-      const pool = pools[next]!;
-      next = next + 1 === pools.length ? 0 : next + 1;
-      const res = await pool.request({ method: 'POST', path: '/ingest', headers, body });
-      await res.body.dump();
-      if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}`);
-      written += count;
-    };
-    const send = (batch: string[]) => {
-      const text = `${batch.join('\n')}\n`;
-      const body = gzip ? zlib.gzipSync(text, { level: 1 }) : text;
-      raw += Buffer.byteLength(text);
-      wire += typeof body === 'string' ? Buffer.byteLength(body) : body.length;
-      inFlight++;
-      post(body, batch.length)
-        .catch((error: unknown) => {
-          failure ??= error;
-        })
-        .finally(() => {
-          inFlight--;
-          wake?.();
-        });
-    };
-    let batch: string[] = [];
-    for (const row of records(n)) {
-      batch.push(JSON.stringify(row));
-      if (batch.length === BATCH) {
-        send(batch);
-        batch = [];
-        while (inFlight >= IN_FLIGHT) await new Promise<void>((r) => (wake = r));
-      }
-    }
-    if (batch.length > 0) send(batch);
-    while (inFlight > 0) await new Promise<void>((r) => (wake = r));
-    await Promise.all(pools.map((p) => p.close()));
-    if (failure !== undefined) throw failure;
-    return { written, raw, wire };
+    return handWrittenLoad(pools, records(n), {
+      batch: BATCH,
+      inFlight: IN_FLIGHT,
+      headers,
+      ...(gzip ? { body: (text: string) => zlib.gzipSync(text, { level: 1 }) } : {}),
+    });
   };
 }
 

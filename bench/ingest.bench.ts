@@ -25,6 +25,7 @@ import { Pool } from 'undici';
 import { createHttpBalancer, type HttpBalancer, p2c } from '../src/http/index.js';
 import { ByteBuffer } from '../src/ingest/bytes.js';
 import { jsonWriter } from '../src/ingest/json-shape.js';
+import { handWrittenLoad } from './hand-written.js';
 import { collectGarbage, fmt, goal, median, nowNs, printHeader, printTable, ratio } from './lib.js';
 
 const SHARDS = 8;
@@ -151,38 +152,12 @@ function handWritten(origins: string[]): Contender {
   return async (n) => {
     const pools = origins.map((o) => new Pool(o, { connections: CONNECTIONS, pipelining: 1 }));
     const headers = { 'content-type': 'application/x-ndjson' };
-    let next = 0;
-    let inFlight = 0;
-    let written = 0;
-    let wake: (() => void) | undefined;
-    const post = async (body: string, count: number) => {
-      const pool = pools[next]!;
-      next = next + 1 === pools.length ? 0 : next + 1;
-      const res = await pool.request({ method: 'POST', path: '/ingest', headers, body });
-      await res.body.dump();
-      if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}`);
-      written += count;
-    };
-    const send = (batch: string[]) => {
-      inFlight++;
-      post(`${batch.join('\n')}\n`, batch.length).finally(() => {
-        inFlight--;
-        wake?.();
-      });
-    };
-    let batch: string[] = [];
-    for (const row of records(n)) {
-      batch.push(JSON.stringify(row));
-      if (batch.length === BATCH) {
-        send(batch);
-        batch = [];
-        while (inFlight >= IN_FLIGHT) await new Promise<void>((r) => (wake = r));
-      }
-    }
-    if (batch.length > 0) send(batch);
-    while (inFlight > 0) await new Promise<void>((r) => (wake = r));
-    await Promise.all(pools.map((p) => p.close()));
-    return written;
+    const load = await handWrittenLoad(pools, records(n), {
+      batch: BATCH,
+      inFlight: IN_FLIGHT,
+      headers,
+    });
+    return load.written;
   };
 }
 
