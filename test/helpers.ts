@@ -228,3 +228,20 @@ export async function outcome(promise: Promise<unknown>): Promise<unknown> {
     return error;
   }
 }
+
+/**
+ * Resolves once `done()` holds, polling every `everyMs` of real time (for real servers and
+ * processes); false if `withinMs` passes first.
+ */
+export async function until(
+  done: () => boolean | Promise<boolean>,
+  withinMs: number,
+  everyMs = 50,
+): Promise<boolean> {
+  const deadline = performance.now() + withinMs;
+  for (;;) {
+    if (await done()) return true;
+    if (performance.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}

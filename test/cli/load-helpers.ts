@@ -33,14 +33,15 @@ export function sink(tty = false): { stream: Writable; text: () => string } {
 
 /**
  * Runs the command in this process. `signals` is what it hears SIGINT and SIGTERM on (the test
- * emits them); a third signal's exit is recorded, never taken.
+ * emits them); a third signal's exit is recorded, never taken. `err`, when given, is the sink its
+ * stderr goes to (a test can read it while the command runs).
  */
 export async function runCli(
   argv: string[],
-  o: { signals?: EventEmitter; tty?: boolean } = {},
+  o: { signals?: EventEmitter; tty?: boolean; err?: ReturnType<typeof sink> } = {},
 ): Promise<Ran & { exited: number[] }> {
   const out = sink();
-  const err = sink(o.tty);
+  const err = o.err ?? sink(o.tty);
   const exited: number[] = [];
   const code = await main(argv, out.stream, err.stream, {
     signals: o.signals ?? new EventEmitter(),

@@ -9,25 +9,12 @@ import { EventEmitter } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { LoadProgress } from '../../src/cli/load-progress.js';
 import { main } from '../../src/cli/main.js';
 import { PICKERS } from '../../src/cli/pickers.js';
-import { runCli, startLineShards, writeLines } from './load-helpers.js';
-
-/** A sink for the command's output; `tty` makes it look like a terminal to the demo. */
-function sink(tty = false): { stream: Writable; text: () => string } {
-  let text = '';
-  const stream = new Writable({
-    write(chunk, _encoding, callback) {
-      text += String(chunk);
-      callback();
-    },
-  });
-  if (tty) Object.assign(stream, { isTTY: true });
-  return { stream, text: () => text };
-}
+import { until } from '../helpers.js';
+import { runCli, sink, startLineShards, writeLines } from './load-helpers.js';
 
 /** What `argv` prints, stdout then stderr, and its exit code. */
 async function printed(argv: string[], tty = false): Promise<{ code: number; text: string }> {
@@ -143,8 +130,14 @@ describe('a load prints within 80 columns', () => {
         join(dir, 'load.ckpt'),
       ];
       const signals = new EventEmitter();
-      const stopping = runCli(args, { signals, tty: true });
+      const err = sink(true);
+      const stopping = runCli(args, { signals, tty: true, err });
       await shards.until(5_000);
+      // Held until the progress line has been drawn at least once (every 250 ms), so the stop
+      // ends a drawn line however fast or slow the machine took the first 5,000 records.
+      shards.hang();
+      expect(await until(() => err.text().includes('\r\x1b[2K'), 30_000)).toBe(true);
+      shards.heal();
       signals.emit('SIGINT');
       const stopped = await stopping;
       expect(stopped.code).toBe(3);

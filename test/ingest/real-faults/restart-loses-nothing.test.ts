@@ -14,7 +14,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { consistentHash, createHttpBalancer } from '../../../src/http/index.js';
 import { type KillableShards, startKillableShards } from '../../fixtures/killable-shards.js';
-import { homesOf, rows, rowsPerHome, type Taken, tenantNames, until } from './rows.js';
+import { until } from '../../helpers.js';
+import { homesOf, rows, rowsPerHome, type Taken, tenantNames } from './rows.js';
 
 const SHARDS = 4;
 const RECORDS = 40_000;

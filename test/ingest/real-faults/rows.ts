@@ -85,17 +85,3 @@ export function idsOfHome(
   }
   return ids;
 }
-
-/** Resolves once `done()` holds, polling every `everyMs`; false if `withinMs` passes first. */
-export async function until(
-  done: () => boolean | Promise<boolean>,
-  withinMs: number,
-  everyMs = 50,
-): Promise<boolean> {
-  const deadline = performance.now() + withinMs;
-  for (;;) {
-    if (await done()) return true;
-    if (performance.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, everyMs));
-  }
-}

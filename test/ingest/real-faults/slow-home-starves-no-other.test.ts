@@ -10,7 +10,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { consistentHash, createHttpBalancer } from '../../../src/http/index.js';
 import { IngestError, type IngestProgress, type IngestSummary } from '../../../src/index.js';
 import { type KillableShards, startKillableShards } from '../../fixtures/killable-shards.js';
-import { homesOf, type Row, rows, type Taken, tenantNames, until } from './rows.js';
+import { until } from '../../helpers.js';
+import { homesOf, type Row, rows, type Taken, tenantNames } from './rows.js';
 
 const SHARDS = 4;
 const SLOW = 0;
