@@ -56,7 +56,7 @@ export class HomeLines<T> {
       line = new RunQueue<Run<T>>();
       this.#lines.set(shard, line);
     }
-    run.state = 'queued';
+    run.wait();
     const keyed = run.keyed!;
     if (keyed.waitSinceMs < 0) keyed.waitSinceMs = this.host.clock.now();
     keyed.waitingAt = shard;

@@ -89,8 +89,11 @@ export interface RunOptions {
   meta?: unknown;
 }
 
-/** `ending`: its attempt is over and the balancer is still acting on it (listeners may run). */
-export type RunState = 'queued' | 'running' | 'ending' | 'backoff' | 'settled';
+/**
+ * queued → running → settled, or running → backoff → queued … A `running` run holds a slot; its
+ * attempt is live while its `ctx` is set.
+ */
+export type RunState = 'queued' | 'running' | 'backoff' | 'settled';
 
 /** Why a strict keyed run waits at its home shard. */
 export type HomeWait = 'capped' | 'ejected' | 'pushback';
@@ -150,6 +153,11 @@ export class AttemptContext implements RunContext {
     else if (this.#more === undefined) this.#more = [listener];
     else this.#more.push(listener);
     return () => this.#remove(listener);
+  }
+
+  /** Someone may hear its end: its signal was made, or a listener registered. */
+  get heard(): boolean {
+    return this.#controller !== undefined || this.#listener !== undefined;
   }
 
   /** Aborts the signal (if made) and calls every listener still registered. */
@@ -212,7 +220,12 @@ export class KeyedState<T> {
   waitSinceMs = -1;
 }
 
-/** One admitted run. A class so every run has the same shape (one hidden class on the hot path). */
+/**
+ * One admitted run. A class so every run has the same shape (one hidden class on the hot path).
+ * Its state changes only through its transitions below (`wait`, `start`, `end`, `backOff`,
+ * `settle`); routing writes its notes of the pending pick (`tier`, `reason`, `keyed`), the retry
+ * policy its counts (`owed`, `free`, `records`, `tried`).
+ */
 export class Run<T> implements QueueNode {
   prev: QueueNode | undefined = undefined;
   next: QueueNode | undefined = undefined;
@@ -234,11 +247,11 @@ export class Run<T> implements QueueNode {
   retry: ResolvedRetryOptions | false | undefined = undefined;
   /** The current attempt is its shard's probe (the shard was probing when it started). */
   probe = false;
-  /** Bumped when an attempt ends, so a late settlement of an old attempt is ignored. */
-  token = 0;
-  /** An abort (or close) that came while the run was `ending`: it stops a retry. */
-  stopped: { reason: unknown } | undefined = undefined;
   shard: Shard<T> | undefined = undefined;
+  /**
+   * The live attempt's context, and its identity: the answer, timeout or abort of an attempt
+   * whose context is no longer this one finds nothing to end.
+   */
   ctx: AttemptContext | undefined = undefined;
   cancelTimer: (() => void) | undefined = undefined;
   attemptStartMs = 0;
@@ -251,6 +264,51 @@ export class Run<T> implements QueueNode {
   reason: RouteReason = 'direct';
   /** Keyed runs under a keyed picker: their home and their waits (made at the first route). */
   keyed: KeyedState<T> | undefined = undefined;
+
+  // ——— transitions: the only writes of `state` ———
+
+  /** It waits for a slot: in the queue (from `nowMs`) or, `nowMs` undefined, in its home's line. */
+  wait(nowMs?: number): void {
+    this.state = 'queued';
+    if (nowMs !== undefined) this.queuedAtMs = nowMs;
+  }
+
+  /** An attempt starts on `shard` (as its probe when `probe`), its bytes counted in `ledger`. */
+  start(shard: Shard<T>, probe: boolean, nowMs: number, ledger: TransitLedger): AttemptContext {
+    this.state = 'running';
+    this.shard = shard;
+    this.probe = probe;
+    this.attemptStartMs = nowMs;
+    const ctx = new AttemptContext(++this.attempt, ledger, shard, this.tier);
+    this.ctx = ctx;
+    return ctx;
+  }
+
+  /**
+   * Its attempt is over (answered, timed out, aborted): the context and the timer go, and the run
+   * holds its slot until the dispatcher frees it and settles it or backs it off.
+   */
+  end(): AttemptContext {
+    const ctx = this.ctx!;
+    this.ctx = undefined;
+    this.cancelTimer?.();
+    this.cancelTimer = undefined;
+    return ctx;
+  }
+
+  /** It waits for its next attempt (a timer the waiting room set). */
+  backOff(): void {
+    this.state = 'backoff';
+    this.shard = undefined;
+  }
+
+  /** It settles (the dispatcher settles a run once: it checks `state` first). */
+  settle(): void {
+    this.cancelTimer?.();
+    this.cancelTimer = undefined;
+    this.state = 'settled';
+    this.shard = undefined;
+  }
 
   constructor(
     readonly fn: RunFn<T, unknown>,

@@ -42,7 +42,11 @@ export class WaitingRoom<T> {
   constructor(
     options: { maxQueued: number; overflow: 'wait' | 'reject' },
     private readonly events: EventEmitter<BalancerEvents>,
-    private readonly host: HomeLinesHost<T> & { pump(): void },
+    private readonly host: HomeLinesHost<T> & {
+      pump(): void;
+      /** Runs `call` (a listener's event) once the dispatcher's step is done. */
+      later(call: () => void): void;
+    },
   ) {
     this.lines = new HomeLines<T>(host);
     this.maxQueued = options.maxQueued;
@@ -79,15 +83,15 @@ export class WaitingRoom<T> {
     if (delta > 0 && this.queued === this.maxQueued && !this.#saturated) {
       this.#saturated = true;
       if (this.events.listenerCount('saturated') > 0) {
-        this.events.emit('saturated', { queued: this.queued, maxQueued: this.maxQueued });
+        const event = { queued: this.queued, maxQueued: this.maxQueued };
+        this.host.later(() => this.events.emit('saturated', event));
       }
     }
   }
 
   /** Puts a run in the queue (at the front: a retry, or a run whose home moved). */
   enqueue(run: Run<T>, first: boolean, nowMs: number): void {
-    run.state = 'queued';
-    run.queuedAtMs = nowMs;
+    run.wait(nowMs);
     if (first) this.queue.unshift(run);
     else this.queue.push(run);
     this.count(run, 1);
@@ -98,8 +102,7 @@ export class WaitingRoom<T> {
    * push-back of every shard it may use — then queues it at the front.
    */
   backOff(run: Run<T>, delayMs: number, nowMs: number, byPushBack: boolean): void {
-    run.state = 'backoff';
-    run.shard = undefined;
+    run.backOff();
     this.count(run, 1);
     if (delayMs <= 0) {
       this.enqueue(run, true, nowMs);
@@ -140,8 +143,14 @@ export class WaitingRoom<T> {
     for (let i = parked.length - 1; i >= 0; i--) this.enqueue(parked[i]!, true, nowMs);
   }
 
+  /** Takes a run out of the waiting room (to start it, or settled): no longer counted. */
+  remove(run: Run<T>): void {
+    this.#leave(run);
+    this.count(run, -1);
+  }
+
   /** Takes a run out of whatever it waits in (a run waits in one list at a time). */
-  leave(run: Run<T>): void {
+  #leave(run: Run<T>): void {
     if (run.keyed?.waitingAt !== undefined) this.lines.leave(run);
     else if (run.queued) this.queue.remove(run);
     else if (this.#held.size > 0) this.#held.delete(run);
@@ -183,7 +192,7 @@ export class WaitingRoom<T> {
     }
     if (this.#saturated && !closing) {
       this.#saturated = false;
-      if (this.events.listenerCount('ready') > 0) this.events.emit('ready');
+      if (this.events.listenerCount('ready') > 0) this.host.later(() => this.events.emit('ready'));
     }
   }
 }

@@ -5,7 +5,13 @@
  * it is retried is the retry policy's (`retry-policy.ts`); this file carries them out.
  */
 import type { EventEmitter } from 'eventemitter3';
-import { AttemptContext, attemptOver, Run, type RunFn, type RunOptions } from '../admission/run.js';
+import {
+  type AttemptContext,
+  attemptOver,
+  Run,
+  type RunFn,
+  type RunOptions,
+} from '../admission/run.js';
 import { readRunOptions, ruleOf, runSettings } from '../admission/run-options.js';
 import { SignalWatch } from '../admission/signals.js';
 import { deferred, WaitingRoom } from '../admission/waiting-room.js';
@@ -71,8 +77,16 @@ export class Dispatcher<T> {
   readonly #settings = runSettings();
   #inFlight = 0;
   #pending = 0;
-  /** Pumps begun: one begun inside another's route (a listener acted) makes its next node stale. */
-  #pumps = 0;
+  /**
+   * The user code a step reached, run once the step is done ({@link #flush}), in pairs: a started
+   * run and its attempt's context (its `pick` and `route` listeners, then its `fn`), or a call and
+   * `undefined` (event listeners, an ended attempt's `ctx.signal` listeners). Whatever that code
+   * does — an abort, a close, a membership change, a run — finds the dispatcher between steps.
+   */
+  readonly #after: (Run<T> | (() => void) | AttemptContext | undefined)[] = [];
+  #afterNext = 0;
+  /** Why every run still running stops (a close without drain, or its timeout); set once. */
+  #stopAll: BalancerClosedError | undefined;
   #closed = false;
   #drainWait: { promise: Promise<void>; resolve: () => void } | undefined;
 
@@ -94,10 +108,18 @@ export class Dispatcher<T> {
         );
         this.#settle(run, false, error);
         this.#waiting.shrank();
+        this.#flush();
       },
-      serve: (shard) => this.#serve(shard),
-      pump: () => this.#pump(),
+      serve: (shard) => {
+        this.#serve(shard);
+        this.#flush();
+      },
+      pump: () => {
+        this.#pump();
+        this.#flush();
+      },
       probeEarly: (shard) => parts.probeEarly(shard),
+      later: (call) => this.#later(call),
     });
   }
 
@@ -118,8 +140,8 @@ export class Dispatcher<T> {
   /** Ends every running attempt on a shard removed without drain. */
   abortAttempts(shard: Shard<T>, error: unknown): void {
     for (const run of [...this.#active]) {
-      if (run.shard === shard && run.state === 'running')
-        this.#endAttempt(run, run.token, false, error, true);
+      if (run.shard === shard && run.ctx !== undefined)
+        this.#endAttempt(run, run.ctx, false, error, true);
     }
   }
 
@@ -144,6 +166,7 @@ export class Dispatcher<T> {
     const lines = this.#waiting.lines;
     if (lines.size > 0) for (const shard of lines.shards()) this.#serve(shard);
     this.#pump();
+    this.#flush();
   }
 
   /** Runs `fn` on a shard the picker chooses, when a slot is free (see `Balancer.run`). */
@@ -199,15 +222,18 @@ export class Dispatcher<T> {
       // Fast path: nothing waits ahead (when full, those that can start go first, in order).
       if (queueFirst && full) this.#pump();
       if ((!queueFirst || full) && this.#inFlight < this.#options.maxInFlight) {
-        if (this.#route(run, now, full)) return;
+        if (this.#route(run, now, full)) {
+          this.#flush();
+          return;
+        }
       }
-      if (full) {
-        this.#settle(run, false, waiting.fullError(), true);
-        return;
+      if (full) this.#settle(run, false, waiting.fullError(), true);
+      else {
+        waiting.enqueue(run, false, now);
+        // Runs held back by a rule or a tier do not block the others: this one may fit now.
+        if (passable) this.#pump();
       }
-      waiting.enqueue(run, false, now);
-      // Runs held back by a rule or a tier do not block the others: this one may fit now.
-      if (passable) this.#pump();
+      this.#flush();
     });
   }
 
@@ -285,8 +311,7 @@ export class Dispatcher<T> {
     if (route === PARK) {
       this.#waiting.park(run, run.keyed!.home!);
     } else if (route instanceof Shard) {
-      this.#waiting.leave(run);
-      this.#waiting.count(run, -1);
+      this.#waiting.remove(run);
       this.#start(run, route, now);
     } else {
       this.#settle(run, false, route);
@@ -300,21 +325,14 @@ export class Dispatcher<T> {
    * elsewhere) are tried too, up to a bounded number.
    */
   #pump(): void {
-    let pumps = ++this.#pumps;
     let node = this.#waiting.queue.head;
     const now = this.#clock.now();
     let skipped = 0;
+    // No user code runs inside the scan (it waits for the flush): `node` stays in the queue.
     while (node !== undefined && this.#inFlight < this.#options.maxInFlight) {
       const run = node;
       node = run.next as Run<T> | undefined;
-      if (this.#route(run, now)) {
-        // A listener acted meanwhile (a close, a nested pump): `node` may be stale, so restart.
-        if (this.#pumps !== pumps || (node !== undefined && !node.queued)) {
-          pumps = this.#pumps;
-          node = this.#waiting.queue.head;
-        }
-        continue;
-      }
+      if (this.#route(run, now)) continue;
       if (
         (run.requirement === undefined && this.#candidates.tiers === undefined) ||
         ++skipped > MAX_SKIPPED
@@ -344,31 +362,41 @@ export class Dispatcher<T> {
 
   // ——— the life of a run ———
 
+  /** Starts an attempt of `run` on `shard`: its slot is taken now, its `fn` called at the flush. */
   #start(run: Run<T>, shard: Shard<T>, now: number): void {
-    run.state = 'running';
-    run.attempt++;
-    run.shard = shard;
     this.#active.add(run);
     this.#inFlight++;
-    run.probe = this.#candidates.availability.take(shard, run.bytes);
-    const ctx = new AttemptContext(run.attempt, this.#parts.figures.transit, shard, run.tier);
-    run.ctx = ctx;
-    run.attemptStartMs = now;
+    const figures = this.#parts.figures;
+    const ctx = run.start(
+      shard,
+      this.#candidates.availability.take(shard, run.bytes),
+      now,
+      figures.transit,
+    );
     const keyed = run.keyed;
     if (keyed !== undefined) {
       keyed.waitSinceMs = -1;
-      if (keyed.displaced !== undefined) this.#parts.figures.displace(keyed.home!, keyed.displaced);
+      if (keyed.displaced !== undefined) figures.displace(keyed.home!, keyed.displaced);
     }
-    const token = run.token;
     if (run.timeoutMs !== Number.POSITIVE_INFINITY) {
       run.cancelTimer = this.#clock.setTimer(() => {
         run.cancelTimer = undefined;
-        this.#endAttempt(run, token, false, new TimeoutError(run.timeoutMs, shard.id), true);
+        this.#endAttempt(run, ctx, false, new TimeoutError(run.timeoutMs, shard.id), true);
       }, run.timeoutMs);
     }
-    this.#parts.figures.attempt(shard, run.tier, run.bytes);
+    figures.attempt(shard, run.tier, run.bytes);
+    this.#after.push(run, ctx);
+  }
+
+  /**
+   * Announces the attempt `run` started (`pick`, `route`) and calls its `fn` — unless a listener
+   * ended the attempt first (an abort, a close, its shard removed).
+   */
+  #call(run: Run<T>, ctx: AttemptContext): void {
+    if (run.ctx !== ctx) return;
+    const shard = run.shard!;
     announceAttempt(this.#events, run, shard);
-    if (run.token !== token) return; // a `pick` or `route` listener aborted it
+    if (run.ctx !== ctx) return;
     let promise: Promise<unknown>;
     try {
       promise = run.fn(shard, ctx);
@@ -376,33 +404,51 @@ export class Dispatcher<T> {
       promise = Promise.reject(error);
     }
     Promise.resolve(promise).then(
-      (value) => this.#endAttempt(run, token, true, value, false),
-      (error) => this.#endAttempt(run, token, false, error, false),
+      (value) => this.#endAttempt(run, ctx, true, value, false),
+      (error) => this.#endAttempt(run, ctx, false, error, false),
     );
   }
 
+  /** Runs the user code the step reached, in order (see {@link #after}); a nested flush goes on. */
+  #flush(): void {
+    const after = this.#after;
+    while (this.#afterNext < after.length) {
+      const next = after[this.#afterNext];
+      const ctx = after[this.#afterNext + 1];
+      this.#afterNext += 2;
+      if (typeof next === 'function') next();
+      else this.#call(next as Run<T>, ctx as AttemptContext);
+    }
+    after.length = 0;
+    this.#afterNext = 0;
+  }
+
   /**
-   * Ends the current attempt of `run` (once: `token` guards against the late settlement of an
-   * attempt that already timed out or was aborted), frees its slot, feeds load and health, and
-   * settles or retries. Calls still running from the attempt are stopped.
+   * Ends the attempt `ctx` of `run` (once: a late answer, after a timeout or an abort, finds its
+   * context gone), frees its slot, feeds load and health, and settles or retries. What the end
+   * tells user code — calls still running from the attempt (`ctx.signal`), `success`, `failure`,
+   * `retry` — runs after the step; what it changes beyond its shard's figures (its limit, its
+   * health, a push-back) is acted on once; then the lines and the queue are served.
    */
-  #endAttempt(run: Run<T>, token: number, ok: boolean, result: unknown, abort: boolean): void {
-    if (run.token !== token || run.state !== 'running') return;
-    run.token++;
-    // Listeners run from here to settlement: an abort or close they make is kept in `stopped`.
-    run.state = 'ending';
+  #endAttempt(
+    run: Run<T>,
+    ctx: AttemptContext,
+    ok: boolean,
+    result: unknown,
+    abort: boolean,
+  ): void {
+    if (run.ctx !== ctx) return;
+    run.end();
+    if (ctx.heard) {
+      this.#later(
+        ok ? () => ctx.finish(attemptOver) : () => ctx.abort(abort ? result : attemptOver()),
+      );
+    } else if (!ok) ctx.abort(abort ? result : attemptOver()); // nobody hears it: marked only
     const shard = run.shard!;
-    run.cancelTimer?.();
-    run.cancelTimer = undefined;
-    if (ok) run.ctx!.finish(attemptOver);
-    else run.ctx!.abort(abort ? result : attemptOver());
-    run.ctx = undefined;
     const now = this.#clock.now();
     const latencyMs = now > run.attemptStartMs ? now - run.attemptStartMs : 0; // ≥ 0 if it steps back
     const feedback = this.#parts.feedback;
     const retryable = ok || feedback.retryable(result, run.retry);
-    // What the attempt changes beyond its shard's figures (its limit, its health, a push-back) is
-    // acted on once this step is done: nothing calls back into the dispatcher meanwhile.
     let limit: AttemptChanges['limit'];
     let health: AttemptChanges['health'];
     // The limit samples the in-flight count the attempt ran at, before its slot is freed.
@@ -414,9 +460,11 @@ export class Dispatcher<T> {
     }
     if (ok) {
       health = feedback.succeeded(shard, now < run.attemptStartMs ? -1 : latencyMs, now, run.probe);
-      if (this.#events.listenerCount('success') > 0)
-        this.#events.emit('success', { shardId: shard.id, attempt: run.attempt, latencyMs });
       this.#settle(run, true, result);
+      if (this.#events.listenerCount('success') > 0) {
+        const event = { shardId: shard.id, attempt: run.attempt, latencyMs };
+        this.#later(() => this.#events.emit('success', event));
+      }
     } else {
       health = feedback.failed(shard, result, retryable, latencyMs, now, run.probe);
       this.#attemptFailed(run, shard, result, retryable, latencyMs, now);
@@ -432,6 +480,7 @@ export class Dispatcher<T> {
     }
     this.#serve(shard);
     this.#pump();
+    this.#flush();
   }
 
   /** Frees an attempt's slot (`before`: what must see it still taken, the limit's sample). */
@@ -466,59 +515,78 @@ export class Dispatcher<T> {
       home !== undefined,
       this.#parts,
     );
-    if (this.#events.listenerCount('failure') > 0) {
-      const { id: shardId } = shard;
-      this.#events.emit('failure', {
-        shardId,
+    const events = this.#events;
+    const failure = events.listenerCount('failure') > 0;
+    if (failure) {
+      const event = {
+        shardId: shard.id,
         attempt: run.attempt,
         latencyMs,
         error,
         willRetry: decision.retry,
-      });
+      };
+      this.#later(() => events.emit('failure', event));
     }
     if (!decision.retry) {
       if (decision.budgetRefused === true) this.#parts.figures.budgetExhausted++;
       this.#settle(run, false, finalError(run, error, decision, now, home));
       return;
     }
-    const delayMs = decision.delayMs;
-    // An abort or a close that came while it ended (a listener made it) stops the retry.
-    if (run.stopped === undefined) {
-      this.#parts.figures.retries++;
-      if (this.#events.listenerCount('retry') > 0)
-        this.#events.emit('retry', { shardId: shard.id, attempt: run.attempt + 1, delayMs, error });
-    }
-    const stopped = run.stopped as Run<T>['stopped'];
-    if (stopped !== undefined) {
-      this.#settle(run, false, stopped.reason);
+    // An abort or a close made by user code the end called (a classifier, a limit) stops it here.
+    if (run.signal?.aborted === true) {
+      this.#settle(run, false, run.signal.reason);
       return;
     }
+    if (this.#stopAll !== undefined) {
+      this.#settle(run, false, this.#stopAll);
+      return;
+    }
+    const delayMs = decision.delayMs;
     this.#waiting.backOff(run, delayMs, now, pushBackWaitMs > 0 && delayMs === pushBackWaitMs);
+    if (!failure && events.listenerCount('retry') === 0) {
+      this.#parts.figures.retries++;
+      return;
+    }
+    // Counted and announced after the failure's listeners, unless they stopped it.
+    const event = { shardId: shard.id, attempt: run.attempt + 1, delayMs, error };
+    this.#later(() => {
+      if (run.state === 'settled') return;
+      this.#parts.figures.retries++;
+      if (events.listenerCount('retry') > 0) events.emit('retry', event);
+    });
   }
 
   /** The caller's signal aborted, or the balancer closed without drain: settle with `reason`. */
   #abortRun(run: Run<T>, reason: unknown): void {
-    if (run.state === 'ending') run.stopped ??= { reason };
-    else if (run.state === 'running') {
+    if (run.state === 'running') {
+      // Its attempt is ending (user code the end called aborted): that step settles it.
+      if (run.ctx === undefined) return;
       const shard = run.shard!;
-      run.token++;
-      run.state = 'ending'; // its `ctx.signal` listeners run next (`#settle` ends its timer)
-      run.ctx?.abort(reason);
-      run.ctx = undefined;
+      const ctx = run.end();
       this.#release(shard, run);
       this.#settle(run, false, reason);
+      if (ctx.heard) this.#later(() => ctx.abort(reason));
+      else ctx.abort(reason);
       this.#serve(shard);
       this.#pump();
     } else if (run.state === 'queued' || run.state === 'backoff') {
       this.#settle(run, false, reason);
       this.#waiting.shrank();
     }
+    this.#flush();
   }
 
   #abortAll(message: string): void {
     const error = new BalancerClosedError(message);
+    this.#stopAll ??= error;
     for (const run of this.#waiting.everyone()) this.#settle(run, false, error);
     for (const run of [...this.#active]) this.#abortRun(run, error);
+    this.#flush();
+  }
+
+  /** Runs `call` once the step is done (see {@link #after}). */
+  #later(call: () => void): void {
+    this.#after.push(call, undefined);
   }
 
   /** A run() call refused before admission: counted in `refused`, never in `failed`. */
@@ -531,13 +599,9 @@ export class Dispatcher<T> {
   #settle(run: Run<T>, ok: boolean, value: unknown, refused = false): void {
     if (run.state === 'settled') return;
     if (run.waiting) {
-      this.#waiting.leave(run);
-      this.#waiting.count(run, -1);
+      this.#waiting.remove(run);
     }
-    run.cancelTimer?.();
-    run.cancelTimer = undefined;
-    run.state = 'settled';
-    run.shard = undefined;
+    run.settle();
     this.#active.delete(run);
     if (run.signal !== undefined) this.#signals.remove(run.signal, run);
     if (ok) {
@@ -552,7 +616,8 @@ export class Dispatcher<T> {
       const wait = this.#drainWait;
       this.#drainWait = undefined;
       wait?.resolve();
-      if (this.#events.listenerCount('drained') > 0) this.#events.emit('drained');
+      if (this.#events.listenerCount('drained') > 0)
+        this.#later(() => this.#events.emit('drained'));
     }
   }
 }

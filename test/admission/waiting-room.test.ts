@@ -43,6 +43,8 @@ function room(options: { maxQueued?: number; overflow?: 'wait' | 'reject' } = {}
   events.on('saturated', (e) => emitted.push(`saturated ${e.queued}/${e.maxQueued}`));
   events.on('ready', () => emitted.push('ready'));
   const pumps = { count: 0 };
+  // The dispatcher's flush: what the room leaves for after the step.
+  const after: (() => void)[] = [];
   const waiting = new WaitingRoom<string>(
     { maxQueued: options.maxQueued ?? 2, overflow: options.overflow ?? 'wait' },
     events,
@@ -52,10 +54,14 @@ function room(options: { maxQueued?: number; overflow?: 'wait' | 'reject' } = {}
       serve: () => {},
       probeEarly: () => {},
       pump: () => pumps.count++,
+      later: (call) => after.push(call),
     },
   );
+  const stepDone = () => {
+    for (const call of after.splice(0)) call();
+  };
   const shard = (id: string) => new Shard<string>({ id, target: id }, 0, 1, clock, {});
-  return { clock, waiting, emitted, pumps, shard };
+  return { clock, waiting, emitted, pumps, shard, stepDone };
 }
 
 function queueNames(waiting: WaitingRoom<string>): string[] {
@@ -86,9 +92,8 @@ describe('WaitingRoom: the queue and its counts', () => {
     waiting.enqueue(retry, true, 0);
     waiting.count(first, 1); // counted already: no second count
     expect([waiting.queued, waiting.retrying]).toEqual([1, 1]);
-    waiting.leave(first);
-    waiting.count(first, -1);
-    waiting.count(first, -1);
+    waiting.remove(first);
+    waiting.count(first, -1); // uncounted already: no second uncount
     expect([waiting.queued, waiting.retrying, waiting.queue.size]).toEqual([0, 1, 1]);
   });
 
@@ -130,8 +135,7 @@ describe('WaitingRoom: ready() and its events', () => {
     waiting.shrank(); // still at maxQueued: nothing wakes
     await flush();
     expect(ready.settled).toBe(false);
-    waiting.leave(a);
-    waiting.count(a, -1);
+    waiting.remove(a);
     waiting.shrank();
     await flush();
     expect(ready.settled).toBe(true);
@@ -148,20 +152,36 @@ describe('WaitingRoom: ready() and its events', () => {
   });
 
   it('emits saturated once per crossing of maxQueued, and ready once after it falls below', () => {
-    const { waiting, emitted } = room({ maxQueued: 2 });
+    const { waiting, emitted, stepDone } = room({ maxQueued: 2 });
     const runs = [run(), run(), run()];
     for (const r of runs) waiting.enqueue(r, false, 0);
+    stepDone();
     expect(emitted).toEqual(['saturated 2/2']);
     for (const r of runs) {
-      waiting.leave(r);
-      waiting.count(r, -1);
+      waiting.remove(r);
       waiting.shrank();
     }
+    stepDone();
     expect(emitted).toEqual(['saturated 2/2', 'ready']);
     waiting.shrank();
     waiting.enqueue(run(), false, 0);
     waiting.enqueue(run(), false, 0);
+    stepDone();
     expect(emitted).toEqual(['saturated 2/2', 'ready', 'saturated 2/2']);
+  });
+
+  it('its listeners run once the step is done, not inside it (they may act on the balancer)', () => {
+    const { waiting, emitted, stepDone } = room({ maxQueued: 1 });
+    const a = run();
+    waiting.enqueue(a, false, 0);
+    expect(emitted).toEqual([]);
+    stepDone();
+    expect(emitted).toEqual(['saturated 1/1']);
+    waiting.remove(a);
+    waiting.shrank();
+    expect(emitted).toEqual(['saturated 1/1']);
+    stepDone();
+    expect(emitted).toEqual(['saturated 1/1', 'ready']);
   });
 });
 
@@ -230,8 +250,12 @@ describe('WaitingRoom: home lines', () => {
     waiting.park(keyed, home);
     expect([waiting.queue.size, waiting.lines.size, waiting.queued]).toEqual([0, 1, 1]);
     expect(waiting.lines.head(home)).toBe(keyed);
-    waiting.leave(keyed);
-    expect([waiting.lines.size, waiting.lines.head(home)]).toEqual([0, undefined]);
+    waiting.remove(keyed);
+    expect([waiting.lines.size, waiting.lines.head(home), waiting.queued]).toEqual([
+      0,
+      undefined,
+      0,
+    ]);
   });
 
   it('requeueLines moves every parked run to the queue’s front, each line in order', () => {

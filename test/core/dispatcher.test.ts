@@ -438,6 +438,86 @@ describe('Dispatcher: callers that act while an attempt ends', () => {
   });
 });
 
+describe('Dispatcher: user code runs once the step is done', () => {
+  /** One shard taking one run at a time, three runs (one started, two waiting), then two shards more. */
+  function twoWaiting() {
+    const rooms = dispatcherRooms({ ids: ['a'], options: { maxInFlightPerShard: 1 } });
+    const seen: string[] = [];
+    const { fn } = recorder();
+    const watched = (name: string) => (shard: ShardState<string>, ctx: RunContext) => {
+      seen.push(`fn ${name}@${shard.id}: ${rooms.dispatcher.inFlight}`);
+      return fn(name)(shard, ctx);
+    };
+    const runs = ['r1', 'r2', 'r3'].map((name) => track(rooms.dispatcher.run(watched(name))));
+    seen.length = 0;
+    const grow = () => rooms.membership.set(['a', 'b', 'c'].map((id) => ({ id, target: id })));
+    return { rooms, seen, runs, grow };
+  }
+
+  it('a scan that starts two runs calls their `pick` listeners and `fn`s after it, in order', () => {
+    const { rooms, seen, grow } = twoWaiting();
+    rooms.events.on('pick', ({ shardId }) =>
+      seen.push(`pick ${shardId}: ${rooms.dispatcher.inFlight}`),
+    );
+    void grow();
+    // Both runs were started by the one scan before any of their user code ran.
+    expect(seen).toEqual(['pick b: 3', 'fn r2@b: 3', 'pick c: 3', 'fn r3@c: 3']);
+  });
+
+  it('a `pick` listener that closes the dispatcher: no `fn` is called after it, every run settles once', async () => {
+    const { rooms, seen, runs, grow } = twoWaiting();
+    rooms.events.on('pick', () => void rooms.dispatcher.close(false, Number.POSITIVE_INFINITY));
+    void grow();
+    await flush();
+    expect(seen).toEqual([]);
+    expect(runs.map((r) => [r.count, (r.error as Error)?.name])).toEqual([
+      [1, 'BalancerClosedError'],
+      [1, 'BalancerClosedError'],
+      [1, 'BalancerClosedError'],
+    ]);
+    expect([rooms.dispatcher.inFlight, rooms.dispatcher.queued, rooms.figures.failed]).toEqual([
+      0, 0, 3,
+    ]);
+  });
+
+  it('an `fn` that starts a run itself: both start, each once, on shards of their own', async () => {
+    const rooms = dispatcherRooms({ ids: ['a', 'b'] });
+    const { starts, pending, fn } = recorder();
+    let inner: ReturnType<typeof track<string>> | undefined;
+    const outer = track(
+      rooms.dispatcher.run((shard, ctx) => {
+        inner = track(rooms.dispatcher.run(fn('inner')));
+        return fn('outer')(shard, ctx);
+      }),
+    );
+    expect(starts).toEqual(['inner@b#1', 'outer@a#1']);
+    pending[0]!.resolve('i');
+    pending[1]!.resolve('o');
+    await flush();
+    expect([inner?.value, outer.value, rooms.figures.completed]).toEqual(['i', 'o', 2]);
+  });
+
+  it('a `drained` listener that starts a run: it starts, and `drained` comes again when it ends', async () => {
+    const rooms = dispatcherRooms({ ids: ['a'] });
+    const { starts, pending, fn } = recorder();
+    let drained = 0;
+    rooms.events.on('drained', () => {
+      if (++drained === 1) void rooms.dispatcher.run(fn('again'));
+    });
+    void rooms.dispatcher.run(fn('first'));
+    pending[0]!.resolve('1');
+    await flush();
+    expect([starts, drained, rooms.dispatcher.inFlight]).toEqual([
+      ['first@a#1', 'again@a#1'],
+      1,
+      1,
+    ]);
+    pending[1]!.resolve('2');
+    await flush();
+    expect([drained, rooms.dispatcher.inFlight, rooms.figures.completed]).toEqual([2, 0, 2]);
+  });
+});
+
 describe('Dispatcher: keyed runs and membership', () => {
   it('a keyed run parked at a home that leaves is routed to its new home', async () => {
     const picker = tablePicker({ k: 'a' }, 'strict');
