@@ -29,7 +29,7 @@ import { Shard } from '../load/shard.js';
 import type { Figures } from '../load/stats.js';
 import type { RetryBudget } from '../retry/budget.js';
 import type { ResolvedRetryOptions } from '../retry/options.js';
-import { decideRunRetry, finalError, noteFailure } from '../retry/policy.js';
+import { decideRunRetry, finalError, noteFailure, pushBackWait } from '../retry/policy.js';
 import type { CandidateSet } from '../routing/candidates.js';
 import type { CompiledRequirement, Requirement } from '../routing/requirement.js';
 import { PARK, type Route, type Router, WAIT } from '../routing/router.js';
@@ -152,7 +152,7 @@ export class Dispatcher<T> {
   membershipChanged(): void {
     const now = this.#clock.now();
     this.#waiting.requeueLines(now);
-    this.#waiting.release(now, (run) => this.#candidates.pushBackWait(run, now) === 0);
+    this.#waiting.release(now, (run) => this.#pushBackWait(run, now) === 0);
     this.wake();
   }
 
@@ -503,9 +503,7 @@ export class Dispatcher<T> {
     // A strict keyed run may use its home alone, and waits for that home's push-back.
     const home = this.#parts.router.strictHome(run, now);
     const pushBackWaitMs =
-      home !== undefined
-        ? Math.max(0, home.pushBack.untilMs - now)
-        : this.#candidates.pushBackWait(run, now);
+      home !== undefined ? Math.max(0, home.pushBack.untilMs - now) : this.#pushBackWait(run, now);
     const decision = decideRunRetry(
       run,
       error,
@@ -554,6 +552,12 @@ export class Dispatcher<T> {
       this.#parts.figures.retries++;
       if (events.listenerCount('retry') > 0) events.emit('retry', event);
     });
+  }
+
+  /** How long a retry of `run` waits for push-back (the retry policy's answer over its shards). */
+  #pushBackWait(run: Run<T>, nowMs: number): number {
+    const candidates = this.#candidates;
+    return pushBackWait(candidates.members(run.requirement), candidates.panic, nowMs);
   }
 
   /** The caller's signal aborted, or the balancer closed without drain: settle with `reason`. */

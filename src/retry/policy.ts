@@ -185,6 +185,28 @@ export function decideRunRetry<T>(
   return decideRetry(input, retry, budget, parts.random);
 }
 
+/**
+ * How long a retry must wait for push-back, given the `shards` it may use (its rule's members;
+ * ejected ones are no way out unless in `panic`): 0 when one of them does not push back now, else
+ * the least time until one stops. A tried shard counts: when every untried one pushes back, the
+ * tried ones that do not are offered. A retry waits for push-back only when every shard it could
+ * use asked for it.
+ */
+export function pushBackWait<T>(
+  shards: readonly Shard<T>[],
+  panic: boolean,
+  nowMs: number,
+): number {
+  let wait = Number.POSITIVE_INFINITY;
+  for (const shard of shards) {
+    if (shard.health.state === 'ejected' && !panic) continue;
+    const left = shard.pushBack.untilMs - nowMs;
+    if (left <= 0) return 0;
+    if (left < wait) wait = left;
+  }
+  return wait === Number.POSITIVE_INFINITY ? 0 : wait;
+}
+
 function settle(reason: string, exhausted = false): RetryDecision {
   return { retry: false, reason, exhausted };
 }

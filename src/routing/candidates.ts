@@ -281,23 +281,6 @@ export class CandidateSet<T> {
   }
 
   /**
-   * How long a retry of `run` must wait for push-back: 0 when some shard it may go to does not
-   * push back now, else the least time until one stops. A tried shard counts: when every untried
-   * one pushes back, `forRun` offers the tried ones that do not. A retry waits for push-back only
-   * when every shard it could use asked for it.
-   */
-  pushBackWait(run: Run<T>, nowMs: number): number {
-    let wait = Number.POSITIVE_INFINITY;
-    for (const shard of this.members(run.requirement)) {
-      if (shard.health.state === 'ejected' && !this.panic) continue;
-      const left = shard.pushBack.untilMs - nowMs;
-      if (left <= 0) return 0;
-      if (left < wait) wait = left;
-    }
-    return wait === Number.POSITIVE_INFINITY ? 0 : wait;
-  }
-
-  /**
    * Fills the scratch list with the shards of tier `tier` (−1: any) that satisfy the run's rule,
    * can take a call, and were not tried by it — or, when that leaves none and `triedToo`, were
    * tried. When no

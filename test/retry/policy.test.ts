@@ -1,11 +1,19 @@
 /**
- * The retry decision as a table (retry-policy.ts): a pure function of the error, the attempt,
- * the run's options and the budget, so each row is one exact outcome.
+ * The retry decision as a table (retry/policy.ts): a pure function of the error, the attempt,
+ * the run's options and the budget, so each row is one exact outcome; and how long a retry waits
+ * for push-back, from the shards it may use.
  */
 import { describe, expect, it } from 'vitest';
 import { PushBackError } from '../../src/base/errors.js';
+import { Shard } from '../../src/load/shard.js';
 import { type ResolvedRetryOptions, resolveRetryOptions } from '../../src/retry/options.js';
-import { decideRetry, type RetryDecision, type RetryInput } from '../../src/retry/policy.js';
+import {
+  decideRetry,
+  pushBackWait,
+  type RetryDecision,
+  type RetryInput,
+} from '../../src/retry/policy.js';
+import { ManualClock } from '../../src/testing/index.js';
 
 const retry = resolveRetryOptions({
   attempts: 3,
@@ -164,5 +172,28 @@ describe('decideRetry', () => {
     expect(asked.calls).toBe(0);
     decideRetry(base, retry, asked, half);
     expect(asked.calls).toBe(1);
+  });
+});
+
+describe('pushBackWait', () => {
+  const shards = ['a', 'b', 'c'].map(
+    (id, i) => new Shard<string>({ id, target: id }, i, 4, new ManualClock(), {}),
+  );
+  const [a, b, c] = shards as [Shard<string>, Shard<string>, Shard<string>];
+
+  it('0 when some shard the run may use does not push back, else the least time left', () => {
+    expect(pushBackWait(shards, false, 0)).toBe(0);
+    a.holdPushBack(300);
+    expect(pushBackWait(shards, false, 0)).toBe(0);
+    b.holdPushBack(200);
+    c.holdPushBack(500);
+    expect(pushBackWait(shards, false, 50)).toBe(150);
+    // An ejected shard is no way out outside panic: the wait is the others'; in panic it counts.
+    b.health.state = 'ejected';
+    expect(pushBackWait(shards, false, 50)).toBe(250);
+    expect(pushBackWait(shards, true, 50)).toBe(150);
+    // Past every push-back, or with no shard to wait for, nothing is waited.
+    expect(pushBackWait(shards, false, 600)).toBe(0);
+    expect(pushBackWait([], false, 0)).toBe(0);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * The candidate set through its own API (`forRun`, `offered`, `rule`, `members`, `pushBackWait`,
+ * The candidate set through its own API (`forRun`, `offered`, `rule`, `members`,
  * `installed`, `rulePanics`): which shards one attempt may use — the rule first, then tiers and
  * their spill, availability, push-back, and the shards a retry already tried.
  */
@@ -66,19 +66,6 @@ describe('CandidateSet: one attempt’s candidates', () => {
     expect(ids(rooms.candidates.forRun(newRun(), 0))).toEqual(['a', 'b', 'c']);
     // Past the push-back nothing is spared, and the membership is offered as it is again.
     expect(rooms.candidates.forRun(newRun(), 100)).toBe(rooms.membership.shards);
-  });
-
-  it('pushBackWait: 0 when some shard the run may use does not push back, else the least time left', () => {
-    const rooms = routingRooms(ABC, { picker: firstPicker() });
-    const run = newRun();
-    rooms.shard('a').holdPushBack(300);
-    expect(rooms.candidates.pushBackWait(run, 0)).toBe(0);
-    rooms.shard('b').holdPushBack(200);
-    rooms.shard('c').holdPushBack(500);
-    expect(rooms.candidates.pushBackWait(run, 50)).toBe(150);
-    // An ejected shard is no way out (outside panic): the wait is the others'.
-    rooms.eject('b');
-    expect(rooms.candidates.pushBackWait(run, 50)).toBe(250);
   });
 });
 
