@@ -1,8 +1,9 @@
 /**
  * The candidate set: which shards one attempt may use, answered once per pick from a snapshot of
  * the membership (grpc-js's picker-as-snapshot, Finagle's Distributor). It owns the hard rules
- * (compiled once, a membership mask each), the `prefer` tiers and their spill, availability (cap,
- * ejection, panic) and the shards a retry already tried.
+ * (compiled once, a membership mask each) and the shards a retry already tried; it asks
+ * availability (cap, ejection, panic) who may take work, and the tiers (`tiers.ts`) which tier a
+ * shard is in and when a run spills.
  *
  * The never-broken guarantee lives here: a run's rule is applied before health, panic, retries
  * and spill, so no attempt is ever offered a shard outside it.
@@ -20,6 +21,7 @@ import {
   satisfies,
   stillSays,
 } from './requirement.js';
+import { Tiers, type TiersHost } from './tiers.js';
 
 const NONE: readonly never[] = [];
 /** The cache key of runs without a rule. */
@@ -33,21 +35,18 @@ interface Members<T> {
   members: readonly Shard<T>[];
 }
 
-/** What the candidate set needs from the balancer. */
-export interface CandidateHost<T> {
+/** What the candidate set needs from the balancer (the tiers' needs among them). */
+export interface CandidateHost<T> extends TiersHost {
   readonly clock: Clock;
-  readonly spillAfterMs: number;
   /** The live membership (`shards`) and its version. */
   readonly membership: { readonly shards: readonly Shard<T>[]; readonly version: number };
   /** Who may take work now (panic, slots, ejection): the one owner of that answer. */
   readonly availability: Availability<T>;
-  /** Wakes the queue (a run waiting for a saturated tier may spill now). */
-  pump(): void;
 }
 
 export class CandidateSet<T> {
-  #tiers: readonly CompiledRequirement[] | undefined;
-  readonly #prefer: readonly Requirement[] | undefined;
+  /** The `prefer` tiers and their spill (none without `prefer`). */
+  readonly #tierRoom: Tiers | undefined;
   readonly #host: CandidateHost<T>;
   readonly #scratch: Shard<T>[] = [];
   #rules = new WeakMap<object, CompiledRequirement>();
@@ -59,17 +58,15 @@ export class CandidateSet<T> {
   #listMask: Uint8Array | undefined;
   /** The latest end of any shard's push-back: until then, pushed-back shards are filtered. */
   #pushBackUntil = Number.NEGATIVE_INFINITY;
-  #cancelSpillTimer: (() => void) | undefined;
-  #spillTimerAt = Number.POSITIVE_INFINITY;
 
   constructor(host: CandidateHost<T>, prefer: readonly Requirement[] | undefined) {
     this.#host = host;
-    this.#prefer = prefer;
+    this.#tierRoom = prefer === undefined ? undefined : new Tiers(prefer, host);
   }
 
   /** The `prefer` tiers, compiled against the first membership. */
   get tiers(): readonly CompiledRequirement[] | undefined {
-    return this.#tiers;
+    return this.#tierRoom?.compiled;
   }
 
   // ——— rules ———
@@ -134,16 +131,7 @@ export class CandidateSet<T> {
 
   /** The membership changed: tiers are reassigned and every cached list dropped. */
   installed(shards: readonly Shard<T>[]): void {
-    if (this.#prefer !== undefined && this.#tiers === undefined) {
-      this.#tiers = this.#prefer.map((tier, i) => compileRequirement(`prefer[${i}]`, tier, shards));
-    }
-    const tiers = this.#tiers;
-    if (tiers !== undefined) {
-      for (const shard of shards) {
-        const t = tiers.findIndex((tier) => satisfies(shard, tier));
-        shard.tier = t < 0 ? tiers.length : t;
-      }
-    }
+    this.#tierRoom?.install(shards);
     this.#rules = new WeakMap();
     if (this.#offered.length < shards.length) this.#offered = new Uint32Array(shards.length * 2);
     this.#host.availability.recount();
@@ -231,14 +219,10 @@ export class CandidateSet<T> {
         }
       }
       busy = true;
-      // A run not queued yet (routed at admission) has waited from now: with spillAfterMs 0 it
-      // spills at once, as it would from the queue.
-      const spillAt = (run.queued ? run.queuedAtMs : nowMs) + this.#host.spillAfterMs;
-      if (this.#host.clock.now() >= spillAt) {
+      if (this.#tierRoom!.maySpill(run, nowMs)) {
         reason = 'spill:saturated';
         continue;
       }
-      if (run.queued) this.#armSpillTimer(spillAt);
       return NONE;
     }
     // An untried shard that is only busy is waited for rather than going back to a tried one.
@@ -268,9 +252,7 @@ export class CandidateSet<T> {
 
   /** Stops the spill wake-up (the balancer closed and every run settled). */
   stopSpillTimer(): void {
-    this.#cancelSpillTimer?.();
-    this.#cancelSpillTimer = undefined;
-    this.#spillTimerAt = Number.POSITIVE_INFINITY;
+    this.#tierRoom?.stop();
   }
 
   /** True when `shard` was one of `candidates`, the list `forRun` last returned. */
@@ -368,7 +350,7 @@ export class CandidateSet<T> {
       const allowed = rule === undefined ? undefined : this.#membersOf(rule).mask;
       const members: Shard<T>[] = [];
       let tier = -1;
-      for (let t = 0; t <= this.#tiers!.length && members.length === 0; t++) {
+      for (let t = 0; t <= this.tiers!.length && members.length === 0; t++) {
         for (const shard of shards) {
           if (shard.tier === t && (allowed === undefined || allowed[shard.index] === 1))
             members.push(shard);
@@ -406,17 +388,5 @@ export class CandidateSet<T> {
     if (members === 0) return 'empty';
     if (untried === 0) return 'tried';
     return healthy === 0 ? 'unhealthy' : 'saturated';
-  }
-
-  /** Wakes the queue when the earliest waiting run may spill to the next tier. */
-  #armSpillTimer(atMs: number): void {
-    if (atMs >= this.#spillTimerAt) return;
-    this.#cancelSpillTimer?.();
-    this.#spillTimerAt = atMs;
-    this.#cancelSpillTimer = this.#host.clock.setTimer(() => {
-      this.#cancelSpillTimer = undefined;
-      this.#spillTimerAt = Number.POSITIVE_INFINITY;
-      this.#host.pump();
-    }, atMs - this.#host.clock.now());
   }
 }
