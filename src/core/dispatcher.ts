@@ -84,7 +84,9 @@ export class Dispatcher<T> {
    * does — an abort, a close, a membership change, a run — finds the dispatcher between steps.
    */
   readonly #after: (Run<T> | (() => void) | AttemptContext | undefined)[] = [];
+  /** The next pair to run, and the end of those queued (the array is reused, never shrunk). */
   #afterNext = 0;
+  #afterEnd = 0;
   /** Why every run still running stops (a close without drain, or its timeout); set once. */
   #stopAll: BalancerClosedError | undefined;
   #closed = false;
@@ -222,7 +224,9 @@ export class Dispatcher<T> {
       // Fast path: nothing waits ahead (when full, those that can start go first, in order).
       if (queueFirst && full) this.#pump();
       if ((!queueFirst || full) && this.#inFlight < this.#options.maxInFlight) {
-        if (this.#route(run, now, full)) {
+        // Nothing is left for a flush (run() is not inside one with more to run, no pump queued
+        // any): the step is this start alone, and its user code may run at once.
+        if (this.#route(run, now, full, this.#afterEnd === 0)) {
           this.#flush();
           return;
         }
@@ -297,7 +301,7 @@ export class Dispatcher<T> {
    * routing error (with `full`, a run that would wait is refused) or the abort of its signal (a
    * shared signal aborts runs one by one: one that frees a slot must not start the next).
    */
-  #route(run: Run<T>, now: number, full = false): boolean {
+  #route(run: Run<T>, now: number, full = false, direct = false): boolean {
     if (run.signal?.aborted === true) {
       this.#settle(run, false, run.signal.reason);
       return true;
@@ -312,7 +316,7 @@ export class Dispatcher<T> {
       this.#waiting.park(run, run.keyed!.home!);
     } else if (route instanceof Shard) {
       this.#waiting.remove(run);
-      this.#start(run, route, now);
+      this.#start(run, route, now, direct);
     } else {
       this.#settle(run, false, route);
     }
@@ -362,8 +366,11 @@ export class Dispatcher<T> {
 
   // ——— the life of a run ———
 
-  /** Starts an attempt of `run` on `shard`: its slot is taken now, its `fn` called at the flush. */
-  #start(run: Run<T>, shard: Shard<T>, now: number): void {
+  /**
+   * Starts an attempt of `run` on `shard`: its slot is taken now, its `fn` called at the flush —
+   * or at once, `direct`, when the start is the whole step.
+   */
+  #start(run: Run<T>, shard: Shard<T>, now: number, direct: boolean): void {
     this.#active.add(run);
     this.#inFlight++;
     const figures = this.#parts.figures;
@@ -385,7 +392,8 @@ export class Dispatcher<T> {
       }, run.timeoutMs);
     }
     figures.attempt(shard, run.tier, run.bytes);
-    this.#after.push(run, ctx);
+    if (direct) this.#call(run, ctx);
+    else this.#defer(run, ctx);
   }
 
   /**
@@ -412,15 +420,27 @@ export class Dispatcher<T> {
   /** Runs the user code the step reached, in order (see {@link #after}); a nested flush goes on. */
   #flush(): void {
     const after = this.#after;
-    while (this.#afterNext < after.length) {
-      const next = after[this.#afterNext];
-      const ctx = after[this.#afterNext + 1];
-      this.#afterNext += 2;
+    while (this.#afterNext < this.#afterEnd) {
+      const i = this.#afterNext;
+      const next = after[i];
+      const ctx = after[i + 1];
+      after[i] = undefined; // nothing kept alive by the queue once run
+      after[i + 1] = undefined;
+      this.#afterNext = i + 2;
       if (typeof next === 'function') next();
       else this.#call(next as Run<T>, ctx as AttemptContext);
     }
-    after.length = 0;
     this.#afterNext = 0;
+    this.#afterEnd = 0;
+  }
+
+  /** Queues a pair for the flush (see {@link #after}). */
+  #defer(first: Run<T> | (() => void), second: AttemptContext | undefined): void {
+    const after = this.#after;
+    const end = this.#afterEnd;
+    after[end] = first;
+    after[end + 1] = second;
+    this.#afterEnd = end + 2;
   }
 
   /**
@@ -590,7 +610,7 @@ export class Dispatcher<T> {
 
   /** Runs `call` once the step is done (see {@link #after}). */
   #later(call: () => void): void {
-    this.#after.push(call, undefined);
+    this.#defer(call, undefined);
   }
 
   /** A run() call refused before admission: counted in `refused`, never in `failed`. */

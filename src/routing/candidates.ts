@@ -47,6 +47,8 @@ export interface CandidateHost<T> extends TiersHost {
 export class CandidateSet<T> {
   /** The `prefer` tiers and their spill (none without `prefer`). */
   readonly #tierRoom: Tiers | undefined;
+  /** Its compiled tiers, kept here: read on every pick. */
+  #tiers: readonly CompiledRequirement[] | undefined;
   readonly #host: CandidateHost<T>;
   readonly #scratch: Shard<T>[] = [];
   #rules = new WeakMap<object, CompiledRequirement>();
@@ -66,7 +68,7 @@ export class CandidateSet<T> {
 
   /** The `prefer` tiers, compiled against the first membership. */
   get tiers(): readonly CompiledRequirement[] | undefined {
-    return this.#tierRoom?.compiled;
+    return this.#tiers;
   }
 
   // ——— rules ———
@@ -131,7 +133,10 @@ export class CandidateSet<T> {
 
   /** The membership changed: tiers are reassigned and every cached list dropped. */
   installed(shards: readonly Shard<T>[]): void {
-    this.#tierRoom?.install(shards);
+    if (this.#tierRoom !== undefined) {
+      this.#tierRoom.install(shards);
+      this.#tiers = this.#tierRoom.compiled;
+    }
     this.#rules = new WeakMap();
     if (this.#offered.length < shards.length) this.#offered = new Uint32Array(shards.length * 2);
     this.#host.availability.recount();
