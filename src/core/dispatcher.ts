@@ -227,7 +227,7 @@ export class Dispatcher<T> {
         // Nothing is left for a flush (run() is not inside one with more to run, no pump queued
         // any): the step is this start alone, and its user code may run at once.
         if (this.#route(run, now, full, this.#afterEnd === 0)) {
-          this.#flush();
+          if (this.#afterEnd > 0) this.#flush();
           return;
         }
       }
@@ -237,7 +237,7 @@ export class Dispatcher<T> {
         // Runs held back by a rule or a tier do not block the others: this one may fit now.
         if (passable) this.#pump();
       }
-      this.#flush();
+      if (this.#afterEnd > 0) this.#flush();
     });
   }
 
@@ -500,7 +500,7 @@ export class Dispatcher<T> {
     }
     this.#serve(shard);
     this.#pump();
-    this.#flush();
+    if (this.#afterEnd > 0) this.#flush();
   }
 
   /** Frees an attempt's slot (`before`: what must see it still taken, the limit's sample). */
