@@ -30,6 +30,7 @@ import type { Figures } from '../load/stats.js';
 import type { RetryBudget } from '../retry/budget.js';
 import type { ResolvedRetryOptions } from '../retry/options.js';
 import { decideRunRetry, finalError, noteFailure, pushBackWait } from '../retry/policy.js';
+import type { Availability } from '../routing/availability.js';
 import type { CandidateSet } from '../routing/candidates.js';
 import type { CompiledRequirement, Requirement } from '../routing/requirement.js';
 import { PARK, type Route, type Router, WAIT } from '../routing/router.js';
@@ -70,6 +71,8 @@ export class Dispatcher<T> {
   readonly #clock: Clock;
   readonly #options: ResolvedOptions;
   readonly #candidates: CandidateSet<T>;
+  /** Who may take work (the candidate set's room), where every attempt takes and frees its slot. */
+  readonly #availability: Availability<T>;
   readonly #waiting: WaitingRoom<T>;
   readonly #signals = new SignalWatch<Run<T>>((run, reason) => this.#abortRun(run, reason));
   /** Runs that started an attempt and have not settled (running or backing off). */
@@ -98,6 +101,7 @@ export class Dispatcher<T> {
     this.#clock = parts.clock;
     this.#options = parts.options;
     this.#candidates = parts.candidates;
+    this.#availability = parts.candidates.availability;
     this.#waiting = new WaitingRoom<T>(parts.options, parts.events, {
       clock: parts.clock,
       expired: (run, waitedMs) => {
@@ -374,12 +378,7 @@ export class Dispatcher<T> {
     this.#active.add(run);
     this.#inFlight++;
     const figures = this.#parts.figures;
-    const ctx = run.start(
-      shard,
-      this.#candidates.availability.take(shard, run.bytes),
-      now,
-      figures.transit,
-    );
+    const ctx = run.start(shard, this.#availability.take(shard, run.bytes), now, figures.transit);
     const keyed = run.keyed;
     if (keyed !== undefined) {
       keyed.waitSinceMs = -1;
@@ -506,7 +505,7 @@ export class Dispatcher<T> {
   /** Frees an attempt's slot (`before`: what must see it still taken, the limit's sample). */
   #release(shard: Shard<T>, run: Run<T>, before?: () => void): void {
     this.#inFlight--;
-    this.#candidates.availability.free(shard, run.bytes, run.probe, before);
+    this.#availability.free(shard, run.bytes, run.probe, before);
     if (shard.removed && shard.inFlight === 0) this.#parts.membership.released(shard);
   }
 

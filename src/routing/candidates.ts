@@ -157,7 +157,7 @@ export class CandidateSet<T> {
     this.#listMask = undefined;
     const sparing = nowMs < this.#pushBackUntil;
     if (this.#host.availability.blocked === 0 && run.tried === undefined && !sparing) {
-      if (this.tiers === undefined) {
+      if (this.#tiers === undefined) {
         if (run.requirement === undefined) return this.#host.membership.shards;
         // Every member can take work: the rule's members, listed once per membership, will do.
         const cached = this.#membersOf(run.requirement);
@@ -176,7 +176,7 @@ export class CandidateSet<T> {
         }
       }
     }
-    if (this.tiers === undefined) return this.#collect(run, -1, sparing, nowMs, true);
+    if (this.#tiers === undefined) return this.#collect(run, -1, sparing, nowMs, true);
     // A retry looks in every tier for a shard it has not tried before it goes back to one it did;
     // a shard pushing back is offered only when no tier has another (push-back is load: its tier
     // counts as saturated, so the run spills past it as past a busy tier).
@@ -193,7 +193,7 @@ export class CandidateSet<T> {
    * while untried ones are only busy — or undefined when no tier has a shard for it.
    */
   #tiered(run: Run<T>, sparing: boolean, nowMs: number, triedToo: boolean) {
-    const tiers = this.tiers!;
+    const tiers = this.#tiers!;
     let reason: RouteReason = 'preferred';
     let busy = false;
     for (let t = 0; t <= tiers.length; t++) {
@@ -239,7 +239,7 @@ export class CandidateSet<T> {
    * it tried included: a retry goes back to such a shard rather than to one pushing back.
    */
   #laterTierTakes(run: Run<T>, tier: number, nowMs: number): boolean {
-    for (let t = tier + 1; t <= this.tiers!.length; t++) {
+    for (let t = tier + 1; t <= this.#tiers!.length; t++) {
       if (this.#gather(run, t, true, nowMs, true).length > 0) return true;
     }
     return false;
@@ -355,7 +355,7 @@ export class CandidateSet<T> {
       const allowed = rule === undefined ? undefined : this.#membersOf(rule).mask;
       const members: Shard<T>[] = [];
       let tier = -1;
-      for (let t = 0; t <= this.tiers!.length && members.length === 0; t++) {
+      for (let t = 0; t <= this.#tiers!.length && members.length === 0; t++) {
         for (const shard of shards) {
           if (shard.tier === t && (allowed === undefined || allowed[shard.index] === 1))
             members.push(shard);
